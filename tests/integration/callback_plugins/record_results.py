@@ -1,0 +1,57 @@
+# Test-only callback: records every task result as JSON so tests can assert on what ran.
+from __future__ import annotations
+
+import json
+import os
+
+from ansible.plugins.callback import CallbackBase
+
+DOCUMENTATION = """
+name: record_results
+type: aggregate
+short_description: write every task result to the JSON file named by RECORD_RESULTS_FILE
+description: Test harness plugin for kafkaops.mirror's integration tests.
+requirements: []
+"""
+
+
+class CallbackModule(CallbackBase):
+    CALLBACK_VERSION = 2.0
+    CALLBACK_TYPE = "aggregate"
+    CALLBACK_NAME = "record_results"
+    CALLBACK_NEEDS_ENABLED = True
+
+    def __init__(self):
+        super().__init__()
+        self.results = []
+
+    def _record(self, result, status):
+        self.results.append(
+            {
+                "task": result._task.get_name(),
+                "action": result._task.action,
+                "host": result._host.get_name(),
+                "status": status,
+                "result": {**result._result, "failed": status == "failed"},
+            }
+        )
+
+    def v2_runner_on_ok(self, result):
+        self._record(result, "ok")
+
+    def v2_runner_on_failed(self, result, ignore_errors=False):
+        self._record(result, "failed")
+
+    def v2_runner_on_skipped(self, result):
+        self._record(result, "skipped")
+
+    def v2_runner_on_unreachable(self, result):
+        self._record(result, "unreachable")
+
+    def v2_playbook_on_stats(self, stats):
+        path = os.environ.get("RECORD_RESULTS_FILE")
+        if not path:
+            return
+        summary = {h: stats.summarize(h) for h in sorted(stats.processed)}
+        with open(path, "w", encoding="utf-8") as handle:
+            json.dump({"tasks": self.results, "stats": summary}, handle, default=str)
