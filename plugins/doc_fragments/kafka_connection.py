@@ -1,0 +1,62 @@
+# -*- coding: utf-8 -*-
+# Copyright: kafkaops.mirror contributors
+# Apache License 2.0 (see LICENSE)
+# Options of plugins/module_utils/kafka_client.py kafka_connection_argument_spec(); must be kept in sync with it.
+from __future__ import annotations
+
+
+class ModuleDocFragment:
+    DOCUMENTATION = r"""
+options:
+  bootstrap_servers:
+    description:
+      - Kafka brokers to fetch cluster metadata from, as C(host:port) (a list, or one comma-separated string).
+      - After that, clients talk to every broker at the address it I(advertises); the module checks that each
+        advertised address resolves and accepts TCP from the host it runs on, and otherwise fails naming them.
+    type: list
+    elements: str
+    required: true
+  security_protocol:
+    description: Protocol of the listener at O(bootstrap_servers).
+    type: str
+    default: PLAINTEXT
+    choices: [PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL]
+  sasl_mechanism:
+    description: SASL mechanism; required when O(security_protocol) is V(SASL_PLAINTEXT) or V(SASL_SSL).
+    type: str
+    choices: [PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, GSSAPI]
+  sasl_kerberos_service_name:
+    description: Kerberos service name of the brokers for O(sasl_mechanism=GSSAPI); kafka-python uses V(kafka) when unset.
+    type: str
+  sasl_plain_username:
+    description: User name for O(sasl_mechanism=PLAIN) and the SCRAM mechanisms.
+    type: str
+  sasl_plain_password:
+    description: Password for O(sasl_mechanism=PLAIN) and the SCRAM mechanisms.
+    type: str
+  ssl_cafile:
+    description: CA bundle (PEM) that signed the broker certificates.
+    type: path
+  ssl_certfile:
+    description: Client certificate (PEM) for TLS client authentication.
+    type: path
+  ssl_keyfile:
+    description: Private key (PEM) of O(ssl_certfile).
+    type: path
+  ssl_password:
+    description: Password of O(ssl_keyfile).
+    type: str
+  ssl_check_hostname:
+    description: Whether the broker certificate must match the advertised host name.
+    type: bool
+    default: true
+  request_timeout_ms:
+    description: Timeout of each Kafka request, and of fetching the first metadata, in milliseconds.
+    type: int
+    default: 30000
+  api_version:
+    description:
+      - Kafka version to assume instead of asking the brokers (ApiVersions), such as V(2.4) or V(3.7.1).
+      - Leave unset unless a broker answers ApiVersions wrongly; a pin lower than the cluster disables newer APIs.
+    type: str
+"""

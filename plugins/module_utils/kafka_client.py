@@ -1,0 +1,256 @@
+# -*- coding: utf-8 -*-
+# Copyright: kafkaops.mirror contributors
+# Apache License 2.0 (see LICENSE)
+"""One way to reach a Kafka cluster from a kafkaops.mirror module.
+
+Usage (doc fragment kafkaops.mirror.kafka_connection documents the options):
+    spec = kafka_connection_argument_spec(); spec.update(my_options); module = AnsibleModule(spec, ...); ensure_kafka_python(module)
+    try:
+        with KafkaConnection(module.params) as kafka:   # closes every client it built
+            admin = kafka.admin(); brokers = kafka.cluster()["brokers"]; consumer = kafka.consumer(group_id="g")
+    except KafkaConnectionError as exc: module.fail_json(msg=str(exc))   # names servers, protocol, unusable advertised addresses, fixes
+"""
+from __future__ import annotations
+
+import re
+import socket
+import traceback
+
+from ansible.module_utils.basic import missing_required_lib
+from ansible.module_utils.compat.version import LooseVersion
+
+try:
+    import kafka
+    from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
+    from kafka.errors import KafkaError
+except ImportError:
+    HAS_KAFKA = False
+    KAFKA_IMPORT_ERROR = traceback.format_exc()
+    KAFKA_VERSION = None
+    # Placeholders so that unit tests can import this file and monkeypatch the flags.
+    KafkaAdminClient = KafkaConsumer = KafkaProducer = None
+    KafkaError = Exception
+else:
+    HAS_KAFKA = True
+    KAFKA_IMPORT_ERROR = None
+    KAFKA_VERSION = kafka.__version__
+
+# The admin API used here (dict-based create_topics, list_partition_offsets, list_group_offsets) is kafka-python 3.
+# Must be kept in sync with requirements.txt.
+MINIMUM_KAFKA_PYTHON_VERSION = "3.0.0"
+
+SECURITY_PROTOCOLS = ["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"]
+SASL_MECHANISMS = ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "GSSAPI"]
+_CREDENTIAL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+_OPTIONAL_CLIENT_KEYS = (
+    "sasl_mechanism",
+    "sasl_kerberos_service_name",
+    "sasl_plain_username",
+    "sasl_plain_password",
+    "ssl_cafile",
+    "ssl_certfile",
+    "ssl_keyfile",
+    "ssl_password",
+)
+_API_VERSION_PATTERN = re.compile(r"^\d+\.\d+(\.\d+)?$")
+# A TCP probe of an advertised address must not take the whole request timeout per broker.
+_PROBE_TIMEOUT_S = 5.0
+
+HOSTS_SYNC_FIX = "make the advertised names resolve on this host (role kafkaops.mirror.hosts_sync copies the other cluster's wn*/zk* entries into /etc/hosts)"
+IP_ADVERTISING_FIX = "or make the brokers advertise IP addresses (role kafkaops.mirror.ambari_kafka, IP advertising in kafka-env and listeners=PLAINTEXT://0.0.0.0:9092)"
+
+
+def kafka_connection_argument_spec():
+    """A fresh argument spec for the options of doc fragment kafkaops.mirror.kafka_connection."""
+    return dict(
+        bootstrap_servers=dict(type="list", elements="str", required=True),
+        security_protocol=dict(type="str", default="PLAINTEXT", choices=SECURITY_PROTOCOLS),
+        sasl_mechanism=dict(type="str", choices=SASL_MECHANISMS),
+        sasl_kerberos_service_name=dict(type="str"),
+        sasl_plain_username=dict(type="str"),
+        sasl_plain_password=dict(type="str", no_log=True),
+        ssl_cafile=dict(type="path"),
+        ssl_certfile=dict(type="path"),
+        ssl_keyfile=dict(type="path", no_log=False),
+        ssl_password=dict(type="str", no_log=True),
+        ssl_check_hostname=dict(type="bool", default=True),
+        request_timeout_ms=dict(type="int", default=30000),
+        api_version=dict(type="str"),
+    )
+
+
+def ensure_kafka_python(module):
+    """Fail the module with the standard message when kafka-python is missing or too old."""
+    if not HAS_KAFKA:
+        module.fail_json(msg=missing_required_lib("kafka-python"), exception=KAFKA_IMPORT_ERROR)
+    if LooseVersion(KAFKA_VERSION) < LooseVersion(MINIMUM_KAFKA_PYTHON_VERSION):
+        module.fail_json(
+            msg=f"kafka-python {KAFKA_VERSION} is installed on this host; kafkaops.mirror needs {MINIMUM_KAFKA_PYTHON_VERSION} or later "
+            f"(pip install 'kafka-python>={MINIMUM_KAFKA_PYTHON_VERSION}' for the Python that runs the module)."
+        )
+
+
+class KafkaConnectionError(Exception):
+    """The cluster could not be reached or used; the message says where, how and what to do."""
+
+
+def connection_option_errors(params):
+    """Combinations of connection options that cannot work, as messages (empty when fine)."""
+    errors = []
+    protocol = params.get("security_protocol") or "PLAINTEXT"
+    mechanism = params.get("sasl_mechanism")
+    if not params.get("bootstrap_servers"):
+        errors.append("bootstrap_servers is empty: give at least one host:port")
+    if protocol.startswith("SASL_") and not mechanism:
+        errors.append(f"security_protocol {protocol} needs sasl_mechanism ({', '.join(SASL_MECHANISMS)})")
+    if mechanism in _CREDENTIAL_MECHANISMS and protocol.startswith("SASL_"):
+        missing = [key for key in ("sasl_plain_username", "sasl_plain_password") if not params.get(key)]
+        if missing:
+            errors.append(f"sasl_mechanism {mechanism} needs {' and '.join(missing)}")
+    if mechanism and not protocol.startswith("SASL_"):
+        errors.append(f"sasl_mechanism {mechanism} is set but security_protocol is {protocol}; use SASL_PLAINTEXT or SASL_SSL")
+    if params.get("ssl_keyfile") and not params.get("ssl_certfile"):
+        errors.append("ssl_keyfile is set without ssl_certfile")
+    if params.get("api_version") and not _API_VERSION_PATTERN.match(params["api_version"]):
+        errors.append(f"api_version {params['api_version']!r} is not a Kafka version like '2.4' or '3.7.1'")
+    if (params.get("request_timeout_ms") or 1) <= 0:
+        errors.append("request_timeout_ms must be positive")
+    return errors
+
+
+def client_config(params):
+    """kafka-python keyword arguments shared by the admin client, consumers and producers."""
+    config = dict(
+        bootstrap_servers=list(params["bootstrap_servers"]),
+        security_protocol=params.get("security_protocol") or "PLAINTEXT",
+        ssl_check_hostname=params.get("ssl_check_hostname", True),
+        request_timeout_ms=params.get("request_timeout_ms") or 30000,
+        bootstrap_timeout_ms=params.get("request_timeout_ms") or 30000,
+        client_id="kafkaops.mirror",
+    )
+    for key in _OPTIONAL_CLIENT_KEYS:
+        if params.get(key) is not None:
+            config[key] = params[key]
+    if params.get("api_version"):
+        config["api_version"] = tuple(int(part) for part in params["api_version"].split("."))
+    return config
+
+
+def probe_address(host, port, timeout=_PROBE_TIMEOUT_S):
+    """Why host:port cannot be used from here (None when it resolves and accepts TCP)."""
+    try:
+        socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as exc:
+        return f"does not resolve ({exc.strerror})"
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return None
+    except OSError as exc:
+        return f"resolves but refuses TCP ({exc.strerror or exc})"
+
+
+class KafkaConnection:
+    """Builds kafka-python clients for one cluster from module parameters and explains failures."""
+
+    def __init__(self, params):
+        self.params = params
+        errors = connection_option_errors(params)
+        if errors:
+            raise KafkaConnectionError(f"Invalid Kafka connection options for {self.where}: {'; '.join(errors)}.")
+        self.config = client_config(params)
+        self._admin = None
+        self._cluster = None
+        self._clients = []
+
+    @property
+    def where(self):
+        servers = ", ".join(self.params.get("bootstrap_servers") or []) or "(none)"
+        return f"bootstrap servers {servers} (security_protocol {self.params.get('security_protocol') or 'PLAINTEXT'})"
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        self.close()
+
+    def admin(self):
+        """The admin client, after checking that every advertised broker address is usable from here."""
+        if self._admin is None:
+            self._admin = self._build(KafkaAdminClient, self.config)
+            self.check_advertised_brokers()
+        return self._admin
+
+    def cluster(self):
+        """{cluster_id, controller_id, brokers: [{node_id, host, port, rack}]}: the metadata the bootstrap servers returned.
+
+        This is read from the metadata kafka-python fetched while bootstrapping, not from a new request: a new request
+        already goes to an advertised address, which is what may be unusable from here. DescribeCluster is not used
+        either: kafka-python 3.0.12 fails on DescribeCluster v0 responses (KeyError 'endpoint_type', Kafka 2.8-3.x).
+        """
+        if self._cluster is None:
+            if self._admin is None:
+                self._admin = self._build(KafkaAdminClient, self.config)
+            # pylint: disable-next=protected-access
+            metadata = self._admin._manager.cluster
+            controller = metadata.controller
+            self._cluster = dict(
+                cluster_id=metadata.cluster_id,
+                controller_id=controller.node_id if controller is not None else None,
+                brokers=sorted(
+                    (dict(node_id=b.node_id, host=b.host, port=b.port, rack=b.rack) for b in metadata.brokers()),
+                    key=lambda broker: broker["node_id"],
+                ),
+            )
+        return self._cluster
+
+    def check_advertised_brokers(self):
+        """Fail with the cross-network explanation when an advertised broker address is not usable from here."""
+        unusable = []
+        for broker in self.cluster()["brokers"]:
+            reason = probe_address(broker["host"], broker["port"])
+            if reason:
+                unusable.append(f"broker {broker['node_id']} advertised as {broker['host']}:{broker['port']} {reason}")
+        if unusable:
+            raise KafkaConnectionError(
+                f"Metadata came back from {self.where}, but clients must then talk to every broker at its advertised address, "
+                f"and from {socket.gethostname()} these cannot be used: {'; '.join(unusable)}. "
+                f"Fix: {HOSTS_SYNC_FIX}, {IP_ADVERTISING_FIX}."
+            )
+
+    def consumer(self, **overrides):
+        """A KafkaConsumer without a group (no commits) unless group_id is given; overrides win."""
+        self.admin()
+        config = dict(self.config, group_id=None, enable_auto_commit=False)
+        config.update(overrides)
+        return self._track(self._build(KafkaConsumer, config))
+
+    def producer(self, **overrides):
+        """A KafkaProducer; overrides (acks, linger_ms, ...) win."""
+        self.admin()
+        config = dict(self.config)
+        config.update(overrides)
+        return self._track(self._build(KafkaProducer, config))
+
+    def close(self):
+        for client in self._clients + ([self._admin] if self._admin else []):
+            try:
+                client.close()
+            except Exception:  # pylint: disable=broad-exception-caught
+                # Closing is best effort: the module result is already decided.
+                pass
+        self._clients = []
+        self._admin = None
+
+    def _track(self, client):
+        self._clients.append(client)
+        return client
+
+    def _build(self, factory, config):
+        try:
+            return factory(**config)
+        except KafkaError as exc:
+            raise KafkaConnectionError(
+                f"Could not fetch cluster metadata from any of the {self.where} within {config['bootstrap_timeout_ms']} ms: {exc}. "
+                f"Check from {socket.gethostname()} that the addresses resolve and the ports are open, that the listener there speaks "
+                f"{config['security_protocol']}, and the SASL/TLS options."
+            ) from exc
