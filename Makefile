@@ -55,4 +55,4 @@ docs: venv
 	  [ -d roles/$$role ] && $(BIN)/ansible-doc -t role kafkaops.mirror.$$role; done; true
 
 clean:
-	rm -rf tests/output .venv/sanity-tree
+	rm -rf tests/output

@@ -12,6 +12,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
@@ -35,7 +36,8 @@ def collection_tree() -> Path:
     """ansible-test needs the real path to end in ansible_collections/kafkaops/mirror (no symlink)."""
     if REPO.parts[-3:] == COLLECTION_PARTS:
         return REPO
-    root = REPO / ".venv" / "sanity-tree"
+    # Outside the checkout: inside it, ansible-test would list files through the checkout's git.
+    root = Path(tempfile.gettempdir()) / f"kafkaops-mirror-sanity-{os.getuid()}"
     tree = root.joinpath(*COLLECTION_PARTS)
     shutil.rmtree(root, ignore_errors=True)
     listed = subprocess.run(
@@ -77,9 +79,12 @@ def stage_sanity(out: Path) -> Outcome:
     log = out / "sanity.log"
     code = run([str(BIN / "ansible-test"), "sanity", "--venv", "--python", "3.11", "--color", "no"], tree, log)
     text = log.read_text()
-    ran = len(re.findall(r"^Running sanity test '", text, re.M))
-    failed = re.search(r"The (\d+) sanity tests? listed below \(out of \d+\) failed", text)
-    failed_n = int(failed.group(1)) if failed else (0 if code == 0 else 1)
+    ran = len(re.findall(r'^Running sanity test "', text, re.M))
+    failed = re.search(r"The (\d+) sanity test\(s\) listed below \(out of (\d+)\) failed", text)
+    if failed:
+        failed_n, ran = int(failed.group(1)), int(failed.group(2))
+    else:
+        failed_n = 0 if code == 0 else 1
     return Outcome("sanity", passed=max(ran - failed_n, 0), failed=failed_n)
 
 
