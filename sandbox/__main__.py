@@ -1,0 +1,82 @@
+"""`python -m sandbox up|down|status|seed [--provider noida|tansu|apache] [--dir .sandbox] [--net N]`."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from sandbox import api
+from sandbox.providers import PROVIDERS
+
+
+def _print_status(report: dict) -> int:
+    if not report.get("supervisord"):
+        print(f"{report['dir']}: {report['message']}")
+        return 3
+    sup = report["supervisord"]
+    print(f"sandbox {report['dir']} (provider {report['provider']}, net {report['net']}): "
+          f"supervisord pid {sup['pid']} {'running' if sup['running'] else 'NOT RUNNING'}")
+    for name, entry in sorted(report["processes"].items()):
+        flag = "  <-- CRASHED" if name in report["crashed"] else ""
+        print(f"  {name:<24} {entry['state']:<9} pid {entry['pid']:<8} {entry.get('description', '')}{flag}")
+    if report.get("message"):
+        print(f"  note: {report['message']}")
+    if report["crashed"]:
+        print(f"  logs: {report['dir']}/logs/<program>.log")
+        return 1
+    return 0 if report["running"] else 3
+
+
+def _print_up(state: dict) -> None:
+    if state.get("already_running"):
+        print(f"sandbox in {state['dir']} is already running (supervisord pid {state['supervisord']['pid']}); nothing started")
+    else:
+        print(f"sandbox up in {state['startup_seconds']} s: provider {state['provider']}, dir {state['dir']}")
+    for alias, cluster in state["clusters"].items():
+        print(f"  {alias:<10} {cluster['name']:<12} kafka {cluster['bootstrap_servers']:<18} ambari {cluster['ambari']['url']}")
+    print(f"  inventory: {state['dir']}/{api.INVENTORY_FILE}   state: {state['dir']}/{api.STATE_FILE}")
+    if not state.get("ambari_emulator", True):
+        print("  note: Ambari emulators not started (sandbox/ambari/__main__.py does not exist yet)")
+
+
+def main(argv: list | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m sandbox", description="The local two-cluster Kafka sandbox.")
+    parser.add_argument("command", choices=["up", "down", "status", "seed"])
+    parser.add_argument("--dir", default=api.DEFAULT_DIR, help="sandbox directory (default: %(default)s)")
+    parser.add_argument("--provider", default="noida", choices=sorted(PROVIDERS), help="broker provider for `up` (default: %(default)s)")
+    parser.add_argument("--net", type=int, default=0, help="second octet of every address, 127.N.C.X (default: %(default)s)")
+    parser.add_argument("--primary-name", default="primary", help="cluster name of the primary (alias stays `primary`)")
+    parser.add_argument("--secondary-name", default="secondary", help="cluster name of the secondary (alias stays `secondary`)")
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "up":
+            result = api.up(args.dir, args.provider, args.net, names={"primary": args.primary_name, "secondary": args.secondary_name})
+            return _emit(args, result, _print_up)
+        if args.command == "down":
+            result = api.down(args.dir)
+            return _emit(args, result, lambda r: print(r.get("message") or f"stopped {', '.join(r['stopped'])} in {r['dir']}"))
+        if args.command == "status":
+            report = api.status(args.dir)
+            if args.json:
+                print(json.dumps(report, indent=2))
+                return 0 if report.get("running") else 1
+            return _print_status(report)
+        from sandbox import seed
+        result = seed.seed(args.dir)
+        return _emit(args, result, seed.print_summary)
+    except api.SandboxError as exc:
+        print(f"sandbox {args.command} failed: {exc}", file=sys.stderr)
+        return 2
+
+
+def _emit(args, result: dict, printer) -> int:
+    if args.json:
+        print(json.dumps(result, indent=2))
+    else:
+        printer(result)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

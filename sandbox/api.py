@@ -1,0 +1,246 @@
+"""The sandbox's Python API: up(dir, provider, net) -> state, down(dir), status(dir).
+
+`up` lays out DIR (nodes, cluster configs, kafka_home, supervisord config), starts supervisord, waits
+until every broker answers Kafka metadata and every Ambari emulator answers HTTP, then writes
+state.json and inventory.yml. `down` stops exactly the processes this sandbox started.
+"""
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import sys
+import time
+from pathlib import Path
+
+from sandbox import broker, nodes, probes, processes
+from sandbox.inventory import TARGET_ALIAS, write_inventory
+from sandbox.kafka_home import write_kafka_home
+from sandbox.providers import BrokerSpec, get_provider
+from sandbox.supervisor import CRASHED_STATES, STOPPED_STATES, Program, Supervisor
+from sandbox.topology import AMBARI_PORT, BROKER_PORT, Cluster, build_topology
+
+REPO = Path(__file__).resolve().parent.parent
+AMBARI_ENTRY = REPO / "sandbox" / "ambari" / "__main__.py"
+DEFAULT_DIR = ".sandbox"
+STATE_FILE = "state.json"
+INVENTORY_FILE = "inventory.yml"
+
+
+class SandboxError(RuntimeError):
+    """Something the user can act on: the message says what failed, where, and what to do."""
+
+
+def ambari_available() -> bool:
+    return AMBARI_ENTRY.exists()
+
+
+def _supervisor(sandbox_dir: Path) -> Supervisor:
+    return Supervisor(directory=sandbox_dir / "supervisor", log_dir=sandbox_dir / "logs", work_dir=REPO)
+
+
+def _state_path(sandbox_dir: Path) -> Path:
+    return sandbox_dir / STATE_FILE
+
+
+def read_state(sandbox_dir) -> dict | None:
+    path = _state_path(Path(sandbox_dir).resolve())
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def _write_json(path: Path, data: dict) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(data, indent=2) + "\n")
+    tmp.replace(path)
+
+
+def _supervisord_running(state: dict) -> bool:
+    pid = state["supervisord"]["pid"]
+    return processes.alive(pid) and processes.belongs_to(pid, Path(state["dir"]))
+
+
+def _check_ports_free(clusters: list, provider, with_ambari: bool) -> None:
+    wanted = []
+    for cluster in clusters:
+        wanted += [(cluster.broker_node.ip, port, f"{cluster.alias} broker") for port in (BROKER_PORT, *provider.extra_ports)]
+        if with_ambari:
+            wanted.append((cluster.head.ip, AMBARI_PORT, f"{cluster.alias} Ambari emulator"))
+    for host, port, what in wanted:
+        if probes.port_in_use(host, port):
+            raise SandboxError(f"{host}:{port} (the {what}) is already in use: another sandbox on this --net is probably running; "
+                               f"stop it with `python -m sandbox down --dir <its dir>` or pick another --net")
+
+
+def _cluster_layout(sandbox_dir: Path, cluster: Cluster, provider_name: str, isolate: bool, password: str, supervisor: Supervisor) -> tuple:
+    """Write the cluster's node files, broker.json and ambari.json; return (state entry, programs)."""
+    cluster_dir = sandbox_dir / "clusters" / cluster.alias
+    data_dir = cluster_dir / "data"
+    data_dir.mkdir(parents=True, exist_ok=True)
+    node_entries = [nodes.write_node(sandbox_dir, cluster, node, isolate) for node in cluster.nodes]
+    spec = BrokerSpec(provider=provider_name, alias=cluster.alias, cluster_name=cluster.name, ip=cluster.broker_node.ip,
+                      fqdn=cluster.broker_node.name, port=BROKER_PORT, data_dir=str(data_dir), log_dir=str(sandbox_dir / "logs"))
+    broker.write_spec(cluster_dir, spec)
+    programs = [Program(f"{cluster.alias}-broker", [sys.executable, "-m", "sandbox.broker", "--cluster-dir", str(cluster_dir)])]
+    ambari = {"url": cluster.ambari_url, "cluster_name": cluster.name, "username": "admin", "password": password}
+    if ambari_available():
+        components = {"worker": ["KAFKA_BROKER"], "zookeeper": ["ZOOKEEPER_SERVER"], "head": []}
+        ambari_config = {
+            "host": cluster.head.ip,
+            "port": AMBARI_PORT,
+            "cluster_name": cluster.name,
+            "username": ambari["username"],
+            "password": password,
+            "hosts": [{"host_name": node.name, "ip": node.ip, "components": components[node.role]} for node in cluster.nodes],
+            "broker_config_file": str(cluster_dir / "broker-config.json"),
+            "restart_command": [*supervisor.ctl_command(), "restart", f"{cluster.alias}-broker"],
+            "state_file": str(cluster_dir / "ambari-state.json"),
+        }
+        _write_json(cluster_dir / "ambari.json", ambari_config)
+        programs.append(Program(f"{cluster.alias}-ambari", [sys.executable, "-m", "sandbox.ambari", "--config", str(cluster_dir / "ambari.json")]))
+    entry = {
+        "alias": cluster.alias,
+        "name": cluster.name,
+        "bootstrap_servers": cluster.bootstrap_servers,
+        "brokers": [{"node": cluster.broker_node.name, "host": cluster.broker_node.ip, "port": BROKER_PORT}],
+        "ambari": ambari,
+        "nodes": node_entries,
+    }
+    return entry, programs
+
+
+def _program_failure(supervisor: Supervisor, name: str):
+    """None while `name` may still come up; otherwise why it won't (with the end of its log)."""
+    try:
+        info = supervisor.rpc().supervisor.getProcessInfo(name)
+    except OSError as exc:
+        return f"supervisord stopped answering ({exc})"
+    if info["statename"] in STOPPED_STATES:
+        log = supervisor.log_dir / f"{name}.log"
+        tail = log.read_text(errors="replace")[-1500:] if log.exists() else "(no log)"
+        return f"program {name} is {info['statename']} ({info['description']}); end of {log}:\n{tail}"
+    return None
+
+
+def _wait_ready(supervisor: Supervisor, clusters: list, with_ambari: bool, deadline: float) -> None:
+    for cluster in clusters:
+        name = f"{cluster.alias}-broker"
+        probes.wait_for(lambda c=cluster: probes.kafka_metadata(c.broker_node.ip, BROKER_PORT), f"{cluster.alias} broker on {cluster.bootstrap_servers}",
+                        deadline, alive=lambda n=name: _program_failure(supervisor, n))
+        if with_ambari:
+            name = f"{cluster.alias}-ambari"
+            probes.wait_for(lambda c=cluster: probes.http_answers(c.head.ip, AMBARI_PORT), f"{cluster.alias} Ambari emulator on {cluster.ambari_url}",
+                            deadline, alive=lambda n=name: _program_failure(supervisor, n))
+
+
+def up(sandbox_dir=DEFAULT_DIR, provider: str = "noida", net: int = 0, names: dict | None = None, timeout: float = 60.0) -> dict:
+    """Bring both clusters up (or report the running sandbox in `sandbox_dir`) and return the state dict."""
+    sandbox_dir = Path(sandbox_dir).resolve()
+    existing = read_state(sandbox_dir)
+    if existing and _supervisord_running(existing):
+        return {**existing, "already_running": True}
+    if existing:
+        _stop_leftovers(existing)
+    started = time.monotonic()
+    chosen = get_provider(provider)
+    try:
+        chosen.check()
+        clusters = build_topology(net, names)
+    except (RuntimeError, ValueError) as exc:
+        raise SandboxError(str(exc)) from exc
+    with_ambari = ambari_available()
+    _check_ports_free(clusters, chosen, with_ambari)
+
+    sandbox_dir.mkdir(parents=True, exist_ok=True)
+    supervisor = _supervisor(sandbox_dir)
+    isolate = nodes.can_isolate()
+    password = secrets.token_urlsafe(12)
+    state = {"dir": str(sandbox_dir), "provider": provider, "net": net, "clusters": {}}
+    programs = []
+    for cluster in clusters:
+        entry, cluster_programs = _cluster_layout(sandbox_dir, cluster, provider, isolate, password, supervisor)
+        state["clusters"][cluster.alias] = entry
+        programs += cluster_programs
+    target = next(c for c in clusters if c.alias == TARGET_ALIAS)
+    state["mirrormaker_node"] = target.broker_node.name
+    mirrormaker = next(n for n in state["clusters"][TARGET_ALIAS]["nodes"] if n["name"] == state["mirrormaker_node"])
+    state["kafka_home"] = str(write_kafka_home(sandbox_dir, chosen, REPO, mirrormaker))
+    (sandbox_dir / "mirrormaker2").mkdir(exist_ok=True)
+    try:
+        supervisor.write(programs)
+    except ValueError as exc:
+        raise SandboxError(str(exc)) from exc
+
+    env = {**os.environ, processes.MARKER: str(sandbox_dir), "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+    try:
+        pid = supervisor.start(env)
+    except RuntimeError as exc:
+        raise SandboxError(str(exc)) from exc
+    state["supervisord"] = {"pid": pid, "config": str(supervisor.config), "socket": str(supervisor.socket)}
+    state["supervisorctl"] = supervisor.ctl_command()
+    state["ambari_emulator"] = with_ambari
+    state["nodes_isolated"] = isolate
+    _write_json(_state_path(sandbox_dir), {**state, "processes": {}})  # so `down` can clean up if waiting fails
+    try:
+        _wait_ready(supervisor, clusters, with_ambari, started + timeout)
+    except probes.ProbeError as exc:
+        down(sandbox_dir)
+        raise SandboxError(f"sandbox in {sandbox_dir} did not come up, stopped it again: {exc}") from exc
+    state["processes"] = {info["name"]: info["pid"] for info in supervisor.processes()}
+    state["startup_seconds"] = round(time.monotonic() - started, 2)
+    _write_json(_state_path(sandbox_dir), state)
+    write_inventory(sandbox_dir / INVENTORY_FILE, state, supervisor.ctl_command())
+    return state
+
+
+def _stop_leftovers(state: dict) -> list:
+    sandbox_dir = Path(state["dir"])
+    pids = [state["supervisord"]["pid"], *state.get("processes", {}).values()]
+    return processes.stop(pids, sandbox_dir)
+
+
+def down(sandbox_dir=DEFAULT_DIR, timeout: float = 20.0) -> dict:
+    """Stop the sandbox in `sandbox_dir`: supervisord's shutdown, then by PID whatever of ours is left."""
+    sandbox_dir = Path(sandbox_dir).resolve()
+    state = read_state(sandbox_dir)
+    if not state or "supervisord" not in state:
+        return {"dir": str(sandbox_dir), "stopped": [], "message": "no sandbox state here; nothing to stop"}
+    supervisor = _supervisor(sandbox_dir)
+    pids = {"supervisord": state["supervisord"]["pid"], **state.get("processes", {})}
+    if _supervisord_running(state):
+        try:  # programs restarted since `up` (Ambari restarts, the mirrormaker2 role's program) have new PIDs
+            pids.update({info["name"]: info["pid"] for info in supervisor.processes() if info["pid"]})
+            supervisor.shutdown()
+        except OSError:
+            pass  # socket gone or supervisord hung: the PID fallback below handles it
+    ours = {name: pid for name, pid in pids.items() if pid}
+    left = processes.wait_gone(ours.values(), timeout)
+    if left:
+        left = processes.stop(left, sandbox_dir)
+    if left:
+        raise SandboxError(f"processes {left} of the sandbox in {sandbox_dir} survived SIGKILL; check them with `ps -o pid,stat,cmd -p {','.join(map(str, left))}`")
+    if supervisor.socket.exists():
+        supervisor.socket.unlink()  # supervisord removes it on a clean shutdown; a killed one leaves it
+    return {"dir": str(sandbox_dir), "stopped": sorted(ours), "pids": ours}
+
+
+def status(sandbox_dir=DEFAULT_DIR) -> dict:
+    """Every recorded process with supervisord's view of it; `crashed` lists the ones that are not running."""
+    sandbox_dir = Path(sandbox_dir).resolve()
+    state = read_state(sandbox_dir)
+    if not state or "supervisord" not in state:
+        return {"dir": str(sandbox_dir), "running": False, "processes": {}, "crashed": [], "message": "no sandbox here"}
+    report = {"dir": str(sandbox_dir), "provider": state["provider"], "net": state["net"], "processes": {}, "crashed": [],
+              "supervisord": {"pid": state["supervisord"]["pid"], "running": _supervisord_running(state)}}
+    if not state.get("ambari_emulator", True):
+        report["message"] = "Ambari emulators not started: sandbox/ambari/__main__.py does not exist yet"
+    if not report["supervisord"]["running"]:
+        report["running"] = False
+        report["processes"] = {name: {"pid": pid, "state": "STOPPED", "alive": processes.alive(pid)} for name, pid in state["processes"].items()}
+        return report
+    for info in _supervisor(sandbox_dir).processes():
+        entry = {"pid": info["pid"], "state": info["statename"], "description": info["description"]}
+        report["processes"][info["name"]] = entry
+        if info["statename"] in CRASHED_STATES:
+            report["crashed"].append(info["name"])
+    report["running"] = all(entry["state"] == "RUNNING" for entry in report["processes"].values())
+    return report

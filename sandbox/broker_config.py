@@ -1,0 +1,48 @@
+"""What a sandbox broker starts with: clusters/<alias>/broker-config.json, written by the Ambari emulator.
+
+The file holds `{"kafka-broker": {server.properties keys}, "kafka-env": "<kafka-env.sh template>"}`.
+A missing file means HDInsight defaults: advertise the FQDN, auto.create.topics.enable=false.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+FILE_NAME = "broker-config.json"
+HDINSIGHT_DEFAULTS = {"auto.create.topics.enable": "false"}
+
+# The runbook's IP-advertising snippet ends by appending this line to server.properties
+# (reference/ambari-api.md); its presence in kafka-env is what turns IP advertising on.
+_IP_ADVERTISING = re.compile(r"advertised\.listeners=PLAINTEXT://\$\{?IP_ADDRESS\}?", re.IGNORECASE)
+
+
+@dataclass
+class BrokerConfig:
+    properties: dict = field(default_factory=lambda: dict(HDINSIGHT_DEFAULTS))
+    kafka_env: str = ""
+
+    @property
+    def advertise_ip(self) -> bool:
+        return any(_IP_ADVERTISING.search(line) for line in self.kafka_env.splitlines() if not line.lstrip().startswith("#"))
+
+    @property
+    def auto_create_topics(self) -> bool:
+        return str(self.properties.get("auto.create.topics.enable", "false")).strip().lower() == "true"
+
+
+def load(cluster_dir: Path) -> BrokerConfig:
+    path = Path(cluster_dir) / FILE_NAME
+    if not path.exists():
+        return BrokerConfig()
+    try:
+        raw = json.loads(path.read_text())
+    except ValueError as exc:
+        raise ValueError(f"{path} is not valid JSON ({exc}); fix or delete it (deleting restores HDInsight defaults)") from exc
+    properties = dict(HDINSIGHT_DEFAULTS)
+    properties.update({str(k): str(v) for k, v in (raw.get("kafka-broker") or {}).items()})
+    kafka_env = raw.get("kafka-env") or ""
+    if isinstance(kafka_env, dict):  # tolerate the Ambari shape {"content": "..."}
+        kafka_env = kafka_env.get("content", "")
+    return BrokerConfig(properties=properties, kafka_env=str(kafka_env))

@@ -1,0 +1,98 @@
+"""Names and addresses of the sandbox's two HDInsight-like clusters (docs/development.md, "Addresses")."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+DNS_SUFFIX = "kafkaopsbx.internal.cloudapp.net"
+BROKER_PORT = 9092
+AMBARI_PORT = 8080
+WORKER_COUNT = 3
+ZOOKEEPER_COUNT = 3
+DEFAULT_CLUSTERS = (("primary", "primary"), ("secondary", "secondary"))
+
+
+@dataclass(frozen=True)
+class Node:
+    name: str  # FQDN
+    short: str
+    ip: str
+    role: str  # head | worker | zookeeper
+
+    def hosts_line(self) -> str:
+        return f"{self.ip}\t{self.name}\t{self.short}"
+
+
+@dataclass(frozen=True)
+class Cluster:
+    alias: str
+    name: str
+    index: int  # third octet: 1 for the first cluster, 2 for the second
+    net: int
+    nodes: tuple = field(default_factory=tuple)
+
+    @property
+    def head(self) -> Node:
+        return self.nodes_with_role("head")[0]
+
+    @property
+    def workers(self) -> list:
+        return self.nodes_with_role("worker")
+
+    @property
+    def zookeepers(self) -> list:
+        return self.nodes_with_role("zookeeper")
+
+    @property
+    def broker_node(self) -> Node:
+        """The one node that runs a broker: no provider can form a multi-broker cluster."""
+        return self.workers[0]
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return f"{self.broker_node.ip}:{BROKER_PORT}"
+
+    @property
+    def ambari_url(self) -> str:
+        return f"http://{self.head.ip}:{AMBARI_PORT}"
+
+    def nodes_with_role(self, role: str) -> list:
+        return [node for node in self.nodes if node.role == role]
+
+    def hosts_file(self) -> str:
+        """An HDInsight node's /etc/hosts: localhost lines, then its own cluster's nodes only."""
+        lines = ["127.0.0.1\tlocalhost", "::1\tlocalhost ip6-localhost ip6-loopback", ""]
+        lines += [node.hosts_line() for node in self.nodes]
+        return "\n".join(lines) + "\n"
+
+
+def short_name(cluster_name: str) -> str:
+    """HDInsight node names carry the first six letters of the cluster name."""
+    letters = "".join(ch for ch in cluster_name.lower() if ch.isalnum())
+    if not letters:
+        raise ValueError(f"cluster name {cluster_name!r} has no letters or digits to build node names from")
+    return letters[:6]
+
+
+def build_cluster(alias: str, name: str, index: int, net: int) -> Cluster:
+    short = short_name(name)
+
+    def node(prefix: str, number: int, last_octet: int, role: str) -> Node:
+        host = f"{prefix}{number}-{short}"
+        return Node(name=f"{host}.{DNS_SUFFIX}", short=host, ip=f"127.{net}.{index}.{last_octet}", role=role)
+
+    nodes = [node("hn", 0, 2, "head")]
+    nodes += [node("wn", k, 10 + k, "worker") for k in range(WORKER_COUNT)]
+    nodes += [node("zk", k, 20 + k, "zookeeper") for k in range(ZOOKEEPER_COUNT)]
+    return Cluster(alias=alias, name=name, index=index, net=net, nodes=tuple(nodes))
+
+
+def build_topology(net: int, names: dict | None = None) -> list:
+    """Both clusters for sandbox network `net` (second octet); `names` maps alias -> cluster name."""
+    if not 0 <= net <= 255:
+        raise ValueError(f"--net must be 0..255 (the second octet of 127.N.C.X), got {net}")
+    names = names or {}
+    clusters = [build_cluster(alias, names.get(alias, default), index, net) for index, (alias, default) in enumerate(DEFAULT_CLUSTERS, start=1)]
+    shorts = [cluster.head.short for cluster in clusters]
+    if len(set(shorts)) != len(shorts):
+        raise ValueError(f"cluster names {[c.name for c in clusters]} share their first six letters, so their node names would collide")
+    return clusters
