@@ -1,0 +1,42 @@
+# -*- coding: utf-8 -*-
+# Copyright: kafkaops.mirror contributors
+# Apache License 2.0
+"""Kafka versions and the MirrorMaker features they bring."""
+from __future__ import annotations
+
+import re
+from collections import namedtuple
+
+
+class KafkaVersion(namedtuple("KafkaVersion", "major minor patch")):
+    __slots__ = ()
+
+    @classmethod
+    def parse(cls, text):
+        match = re.match(r"^\s*(\d+)\.(\d+)(?:\.(\d+))?", str(text))
+        if not match:
+            raise ValueError("%r is not a Kafka version (expected MAJOR.MINOR or MAJOR.MINOR.PATCH, e.g. 3.9 or 2.4.1)" % (text,))
+        return cls(int(match.group(1)), int(match.group(2)), int(match.group(3) or 0))
+
+    def __str__(self):
+        return "%d.%d.%d" % self
+
+
+# First version with each feature, and the KIP (or JIRA) that brought it.
+FEATURES = {
+    "mm2": (KafkaVersion(2, 4, 0), "KIP-382"),
+    "sync_group_offsets": (KafkaVersion(2, 7, 0), "KIP-545"),
+    "identity_policy": (KafkaVersion(3, 0, 0), "KAFKA-9726"),
+    "offset_syncs_location": (KafkaVersion(3, 0, 0), "KIP-716"),
+    "dedicated_rest": (KafkaVersion(3, 5, 0), "KIP-710"),
+    "exactly_once": (KafkaVersion(3, 5, 0), "KIP-618/KIP-656"),
+}
+MM1_REMOVED = KafkaVersion(4, 0, 0)
+
+
+def requires(feature, version, what):
+    """An error message when `version` lacks `feature`, else None."""
+    since, kip = FEATURES[feature]
+    if version < since:
+        return "%s needs Kafka %d.%d or later (%s); mirrormaker2_kafka_version is %s" % (what, since.major, since.minor, kip, version)
+    return None

@@ -1,0 +1,207 @@
+"""The mirrormaker2 model -> MirrorMaker properties: rendering, validation, version gates."""
+import pytest
+
+from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_config import (
+    MM1_CONSUMER_FILE,
+    MM1_PRODUCER_FILE,
+    MM2_PROPERTIES_FILE,
+    MirrorConfigError,
+    build_config,
+)
+from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_properties import parse, render
+
+
+def model(**overrides):
+    base = {
+        "kafka_version": "3.9",
+        "clusters": [
+            {"alias": "primary", "bootstrap_servers": "127.0.1.10:9092", "broker_count": 1},
+            {"alias": "secondary", "bootstrap_servers": ["127.0.2.10:9092", "127.0.2.11:9092"], "broker_count": 5, "min_insync_replicas": 2},
+        ],
+        "flows": [{"source": "primary", "target": "secondary", "topics": ["orders.*", "payments"], "topics_exclude": ["tmp.*"]}],
+    }
+    base.update(overrides)
+    return base
+
+
+def props(**overrides):
+    return build_config(model(**overrides)).files[MM2_PROPERTIES_FILE]
+
+
+def errors_of(**overrides):
+    with pytest.raises(MirrorConfigError) as info:
+        build_config(model(**overrides))
+    assert "nothing was changed" in str(info.value)
+    return "\n".join(info.value.errors)
+
+
+def test_basic_flow_renders_mm2_keys():
+    p = props()
+    assert p["clusters"] == "primary,secondary"
+    assert p["secondary.bootstrap.servers"] == "127.0.2.10:9092,127.0.2.11:9092"
+    assert p["primary->secondary.enabled"] is True
+    assert p["primary->secondary.topics"] == "orders.*,payments"
+    assert p["primary->secondary.topics.exclude"] == "tmp.*"
+    assert p["replication.policy.class"].endswith("DefaultReplicationPolicy")
+    assert p["replication.policy.separator"] == "."
+    assert "primary->secondary.sync.group.offsets.enabled" not in p
+
+
+def test_auto_replication_factor_is_min_three_and_brokers_per_cluster():
+    p = props()
+    assert p["primary->secondary.replication.factor"] == 3  # secondary has 5 brokers
+    assert p["primary->secondary.checkpoints.topic.replication.factor"] == 3
+    assert p["primary->secondary.offset-syncs.topic.replication.factor"] == 1  # offset-syncs live on the 1-broker source
+    assert p["secondary.offset.storage.replication.factor"] == 3
+    assert "primary.offset.storage.replication.factor" not in p  # primary is no target
+
+
+def test_replication_factor_below_min_insync_warns():
+    config = build_config(model(internal_replication_factor=1))
+    assert any("below its min.insync.replicas 2" in w for w in config.warnings)
+
+
+def test_replication_factor_above_broker_count_fails():
+    assert "more than the 1 broker(s) of cluster primary" in errors_of(internal_replication_factor=2)
+
+
+def test_auto_without_broker_count_fails_with_fix():
+    clusters = [{"alias": "primary", "bootstrap_servers": "a:9092"}, {"alias": "secondary", "bootstrap_servers": "b:9092"}]
+    assert "set broker_count on the cluster" in errors_of(clusters=clusters)
+
+
+def test_rendering_is_sorted_and_deterministic():
+    first, second = render(props()), render(props())
+    assert first == second
+    keys = [line.split("=", 1)[0] for line in first.splitlines() if not line.startswith("#")]
+    assert keys == sorted(keys)
+    assert parse(first)["primary->secondary.enabled"] == "true"
+
+
+def test_properties_round_trip_escapes():
+    original = {"a.jaas": 'org.Module required username="u" password="p\\q";', "b": " leading", "c:d": "x=y"}
+    assert parse(render(original)) == {k: str(v) for k, v in original.items()}
+
+
+def test_identity_policy_both_ways_refused_with_reason():
+    flows = [{"source": "primary", "target": "secondary"}, {"source": "secondary", "target": "primary"}]
+    message = errors_of(replication_policy="identity", flows=flows)
+    assert "replication loop" in message and "Use replication_policy 'default'" in message
+
+
+def test_identity_one_way_and_default_both_ways_are_fine():
+    assert props(replication_policy="identity")["replication.policy.class"].endswith("IdentityReplicationPolicy")
+    both = props(flows=[{"source": "primary", "target": "secondary"}, {"source": "secondary", "target": "primary"}])
+    assert both["secondary->primary.enabled"] is True
+
+
+def test_identity_needs_kafka_3():
+    assert "needs Kafka 3.0 or later" in errors_of(replication_policy="identity", kafka_version="2.8")
+
+
+def test_unknown_flow_alias_fails():
+    message = errors_of(flows=[{"source": "primary", "target": "tertiary"}])
+    assert "target 'tertiary' is not a cluster alias; known aliases: primary, secondary" in message
+
+
+def test_all_errors_reported_at_once():
+    message = errors_of(flows=[{"source": "nope", "target": "secondary"}], properties={"task.max": 4}, kafka_version="x")
+    assert "source 'nope'" in message and "task.max" in message and "kafka_version" in message
+
+
+@pytest.mark.parametrize(
+    "key,right",
+    [
+        ("task.max", "'tasks.max'"),
+        ("primary->secondary.topic.blacklist", "'topics.exclude'"),
+        ("sync.topics.configs.enabled", "'sync.topic.configs.enabled'"),
+        ("Replication.factor", "'replication.factor'"),
+        ("producer.Acks", "'producer.acks'"),
+    ],
+)
+def test_silently_ignored_keys_rejected_with_right_spelling(key, right):
+    assert right in errors_of(properties={key: "1"})
+
+
+def test_topic_blacklist_suggests_old_spelling_on_2_4():
+    assert "'topics.blacklist'" in errors_of(properties={"topic.blacklist": "x"}, kafka_version="2.4")
+
+
+def test_blacklist_translated_on_new_versions_kept_on_2_4():
+    config = build_config(model(properties={"primary->secondary.topics.blacklist": "tmp.*"}, flows=[{"source": "primary", "target": "secondary"}]))
+    assert config.files[MM2_PROPERTIES_FILE]["primary->secondary.topics.exclude"] == "tmp.*"
+    assert any("deprecated since Kafka 2.7" in w for w in config.warnings)
+    old = build_config(model(kafka_version="2.4.1", properties={"groups.blacklist": "tmp.*"}))
+    old_props = old.files[MM2_PROPERTIES_FILE]
+    assert old_props["groups.blacklist"] == "tmp.*" and "groups.exclude" not in old_props
+    assert old_props["primary->secondary.topics.blacklist"] == "tmp.*"  # the model's topics_exclude, 2.4 spelling
+    assert not old.warnings
+
+
+def test_whitelist_rendered_as_include_list():
+    config = build_config(model(properties={"primary->secondary.topics.whitelist": "a|b"}))
+    assert config.files[MM2_PROPERTIES_FILE]["primary->secondary.topics"] == "a|b"
+    assert any("the include list" in w for w in config.warnings)
+
+
+def test_unknown_key_warned_with_suggestion_and_rendered():
+    config = build_config(model(properties={"emit.checkpoints.intervall.seconds": 5}))
+    assert config.files[MM2_PROPERTIES_FILE]["emit.checkpoints.intervall.seconds"] == 5
+    assert any("did you mean 'emit.checkpoints.interval.seconds'" in w for w in config.warnings)
+
+
+def test_cluster_properties_are_scoped_and_checked():
+    clusters = model()["clusters"]
+    clusters[0] = dict(clusters[0], properties={"request.timeout.ms": 5000, "Security.protocol": "SSL"})
+    message = errors_of(clusters=clusters)
+    assert "'security.protocol'" in message
+
+
+def test_sync_group_offsets_needs_2_7():
+    flows = [{"source": "primary", "target": "secondary", "sync_group_offsets": True}]
+    assert "needs Kafka 2.7" in errors_of(flows=flows, kafka_version="2.4")
+    assert props(flows=flows)["primary->secondary.sync.group.offsets.enabled"] is True
+
+
+def test_exactly_once_and_rest_gated_on_3_5():
+    p = props(exactly_once=True)
+    assert p["secondary.exactly.once.source.support"] == "enabled"
+    assert p["dedicated.mode.enable.internal.rest"] is True
+    assert "needs Kafka 3.5" in errors_of(exactly_once=True, kafka_version="3.4")
+    assert "needs Kafka 3.5" in errors_of(dedicated_rest=True, kafka_version="3.0")
+    assert "dedicated.mode.enable.internal.rest" not in props()
+
+
+def test_secrets_marked():
+    clusters = model()["clusters"]
+    clusters[0] = dict(clusters[0], security_protocol="SASL_SSL", sasl_mechanism="PLAIN",
+                       sasl_jaas_config='org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="s3cret";',
+                       ssl_truststore_password="trust")
+    config = build_config(model(clusters=clusters))
+    assert config.secret_keys == {"primary.sasl.jaas.config", "primary.ssl.truststore.password"}
+    assert config.files[MM2_PROPERTIES_FILE]["primary.security.protocol"] == "SASL_SSL"
+    assert not build_config(model()).has_secrets
+
+
+def test_disabled_flow_keeps_heartbeats_only():
+    p = props(flows=[{"source": "primary", "target": "secondary"}, {"source": "secondary", "target": "primary", "enabled": False}])
+    assert p["secondary->primary.enabled"] is False
+    assert "secondary->primary.topics" not in p
+
+
+def test_mm1_engine_for_old_clusters():
+    config = build_config(model(engine="mm1", kafka_version="2.3", mm1_num_streams=4))
+    assert config.files[MM1_CONSUMER_FILE]["bootstrap.servers"] == "127.0.1.10:9092"
+    assert config.files[MM1_CONSUMER_FILE]["group.id"] == "mirrormaker1"
+    assert config.files[MM1_PRODUCER_FILE]["bootstrap.servers"] == "127.0.2.10:9092,127.0.2.11:9092"
+    assert config.command_args == ["--whitelist", "(orders.*)|(payments)", "--num.streams", "4"]
+
+
+def test_mm1_needs_one_flow_and_pre_4():
+    two = [{"source": "primary", "target": "secondary"}, {"source": "secondary", "target": "primary"}]
+    assert "exactly one enabled flow" in errors_of(engine="mm1", kafka_version="2.3", flows=two)
+    assert "removed in Kafka 4.0" in errors_of(engine="mm1", kafka_version="4.0")
+
+
+def test_mm2_needs_2_4():
+    assert "needs Kafka 2.4 or later" in errors_of(kafka_version="2.3")
