@@ -1,0 +1,87 @@
+"""Runs restart requests one at a time, as Ambari's action scheduler does.
+
+A request waits PENDING, runs IN_PROGRESS, then applies the desired Kafka config to the sandbox
+broker (broker_config_file + restart_command) and ends COMPLETED, or FAILED when the command fails
+or a failure was injected.
+"""
+from __future__ import annotations
+
+import json
+import os
+import queue
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+PENDING_S = 0.3
+IN_PROGRESS_S = 0.7
+RESTART_COMMAND_TIMEOUT_S = 120
+
+
+class RequestExecutor:
+    def __init__(self, cluster):
+        self.cluster = cluster
+        self._queue: queue.Queue = queue.Queue()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="ambari-requests", daemon=True)
+        self._thread.start()
+
+    def submit(self, request_id: int) -> None:
+        self._queue.put(request_id)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._queue.put(None)
+        self._thread.join(timeout=5)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            request_id = self._queue.get()
+            if request_id is None:
+                return
+            self._execute(request_id)
+
+    def _execute(self, request_id: int) -> None:
+        cluster = self.cluster
+        request = cluster.request(request_id)
+        time.sleep(PENDING_S)
+        desired_at_start = cluster.desired_tags()
+        cluster.update_request(request_id, "IN_PROGRESS", 10.0, task_status="IN_PROGRESS")
+        time.sleep(IN_PROGRESS_S + float(request.get("delay_s") or 0))
+        if request.get("inject_failure"):
+            cluster.update_request(
+                request_id, "FAILED", 100.0, task_status="FAILED", exit_code=1,
+                stderr="Restart failed (sandbox fault fail_next_request)",
+            )
+            return
+        ok, stdout, stderr = self._apply_to_broker(request)
+        if not ok:
+            cluster.update_request(request_id, "FAILED", 100.0, task_status="FAILED", exit_code=1, stdout=stdout, stderr=stderr)
+            return
+        cluster.clear_stale(request, desired_at_start)
+        cluster.update_request(request_id, "COMPLETED", 100.0, task_status="COMPLETED", exit_code=0, stdout=stdout, stderr=stderr)
+
+    def _apply_to_broker(self, request: dict):
+        """Write the desired Kafka config for the sandbox broker and run the restart command."""
+        if not any(task["role"] == "KAFKA_BROKER" for task in request["tasks"]):
+            return True, "", ""
+        cluster = self.cluster
+        if cluster.broker_config_file:
+            path = Path(cluster.broker_config_file)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            payload = {"kafka-broker": cluster.desired_properties("kafka-broker"), "kafka-env": cluster.desired_properties("kafka-env").get("content", "")}
+            tmp = path.with_suffix(".tmp")
+            tmp.write_text(json.dumps(payload, indent=1, sort_keys=True))
+            os.replace(tmp, path)
+        if not cluster.restart_command:
+            return True, "config written; no restart_command configured", ""
+        try:
+            proc = subprocess.run(
+                cluster.restart_command, capture_output=True, text=True, timeout=RESTART_COMMAND_TIMEOUT_S, check=False,
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return False, "", f"restart command {cluster.restart_command} could not run: {exc}"
+        if proc.returncode != 0:
+            return False, proc.stdout[-4000:], f"restart command exited {proc.returncode}: {proc.stderr[-4000:]}"
+        return True, proc.stdout[-4000:], proc.stderr[-4000:]
