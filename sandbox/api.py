@@ -242,5 +242,6 @@ def status(sandbox_dir=DEFAULT_DIR) -> dict:
         report["processes"][info["name"]] = entry
         if info["statename"] in CRASHED_STATES:
             report["crashed"].append(info["name"])
-    report["running"] = all(entry["state"] == "RUNNING" for entry in report["processes"].values())
+    # STARTING: up and answering (up waited for that), inside supervisord's startsecs window.
+    report["running"] = all(entry["state"] in ("RUNNING", "STARTING") for entry in report["processes"].values())
     return report
