@@ -1,0 +1,286 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: kafkaops.mirror contributors
+# Apache License 2.0 (see LICENSE)
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: kafka_topic
+short_description: Create, grow, configure and delete Kafka topics in one batched, planned call
+version_added: 0.1.0
+description:
+  - Makes a list of Kafka topics match what is asked, through the Kafka admin API, with one request per kind of change.
+  - Plans first (creates, partition increases, config changes, deletions), validates every entry, lets the brokers
+    dry-run the plan (O(validate_on_broker)), and only then applies it. Check mode returns the same plan without applying it.
+  - A batch with any invalid entry changes nothing; the error names every bad entry.
+  - Config changes use incremental alter configs, so only the keys given change; other overrides of the topic stay.
+  - Values are compared normalized, so V(604800000) equals V("604800000") and V(true) equals V("true").
+  - O(copy_from) makes target topics match the partition counts and per-topic config overrides of another cluster's
+    topics, to pre-create them before MirrorMaker 2 instead of relying on auto-create.
+  - Needs Kafka 2.4 or later (IncrementalAlterConfigs, CreateTopics with broker defaults).
+author: kafkaops.mirror developers
+requirements:
+  - kafka-python >= 3.0.0 on the host that runs the module
+extends_documentation_fragment:
+  - kafkaops.mirror.attributes
+  - kafkaops.mirror.kafka_connection
+attributes:
+  check_mode:
+    support: full
+    details:
+      - Returns the plan; the brokers still dry-run it (validate_only) when O(validate_on_broker=true).
+  diff_mode:
+    support: full
+    details:
+      - One before/after entry per changed topic (partitions, replication factor, the config keys that change).
+  idempotent:
+    support: full
+options:
+  topics:
+    description:
+      - The topics, each with its own options. Mutually exclusive with O(name).
+    type: list
+    elements: dict
+    suboptions:
+      name:
+        description: Topic name, 1 to 249 characters of V(a-z), V(A-Z), V(0-9), V(.), V(_) and V(-).
+        type: str
+        required: true
+      partitions:
+        description:
+          - Number of partitions. A new topic without it gets the broker default (C(num.partitions)).
+          - An existing topic with fewer partitions is grown; asking for fewer than it has is an error (Kafka cannot remove partitions).
+        type: int
+      replication_factor:
+        description:
+          - Replication factor of a new topic (broker default C(default.replication.factor) when unset).
+          - Must not exceed the live brokers. For an existing topic a different value is reported in
+            RV(replication_factor_mismatches) and a warning, and not changed (that needs a partition reassignment).
+        type: int
+      configs:
+        description: Topic config overrides to set, such as C(retention.ms). Keys not given are left as they are.
+        type: dict
+      state:
+        description: Whether the topic should exist. Defaults to O(state).
+        type: str
+        choices: [present, absent]
+  name:
+    description: A single topic (same as a one-entry O(topics)); O(partitions), O(replication_factor), O(configs) apply to it.
+    type: str
+  partitions:
+    description: Partitions of O(name), see O(topics[].partitions).
+    type: int
+  replication_factor:
+    description: Replication factor of O(name), see O(topics[].replication_factor).
+    type: int
+  configs:
+    description: Config overrides of O(name), see O(topics[].configs).
+    type: dict
+  state:
+    description: State of O(name), and the default state of O(topics) entries.
+    type: str
+    choices: [present, absent]
+    default: present
+  allow_internal:
+    description:
+      - Allow O(state=absent) on Kafka internal topics (C(__*)) and MirrorMaker 2 internals (C(heartbeats), C(*.heartbeats),
+        C(*.internal), C(mm2-*)). Without it, asking to delete one is an error.
+    type: bool
+    default: false
+  validate_on_broker:
+    description:
+      - Before changing anything, send the planned creates, partition increases and config changes with C(validate_only), so that the
+        brokers report per topic what they would refuse (unknown config keys, invalid values, create policies).
+      - Set to V(false) only for brokers that do not honour C(validate_only).
+    type: bool
+    default: true
+  copy_from:
+    description:
+      - Another cluster whose topics the target topics should match (partition counts and per-topic config overrides).
+      - Explicit O(topics) entries take precedence over copied ones with the same target name.
+      - Internal topics of the source are never copied.
+    type: dict
+    suboptions:
+      bootstrap_servers:
+        description: Brokers of the source cluster. The other connection options have the same meaning as for the target.
+        type: list
+        elements: str
+        required: true
+      security_protocol:
+        description: Protocol of the source listener.
+        type: str
+        default: PLAINTEXT
+        choices: [PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL]
+      sasl_mechanism:
+        description: SASL mechanism at the source.
+        type: str
+        choices: [PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, GSSAPI]
+      sasl_kerberos_service_name:
+        description: Kerberos service name of the source brokers.
+        type: str
+      sasl_plain_username:
+        description: SASL user at the source.
+        type: str
+      sasl_plain_password:
+        description: SASL password at the source.
+        type: str
+      ssl_cafile:
+        description: CA bundle for the source brokers.
+        type: path
+      ssl_certfile:
+        description: Client certificate for the source.
+        type: path
+      ssl_keyfile:
+        description: Private key of O(copy_from.ssl_certfile).
+        type: path
+      ssl_password:
+        description: Password of O(copy_from.ssl_keyfile).
+        type: str
+      ssl_check_hostname:
+        description: Whether source broker certificates must match their host names.
+        type: bool
+        default: true
+      request_timeout_ms:
+        description: Request timeout at the source, in milliseconds.
+        type: int
+        default: 30000
+      api_version:
+        description: Kafka version of the source to assume instead of asking it.
+        type: str
+      topics:
+        description: Regular expression that whole source topic names must match to be copied.
+        type: str
+        default: ".*"
+      exclude:
+        description: Regular expression; source topics whose whole name matches are not copied.
+        type: str
+      rename_prefix:
+        description: Prefix added to each copied topic name on the target, for example V(primary.) for MirrorMaker 2's default replication policy.
+        type: str
+        default: ""
+      replication_factor:
+        description: Replication factor of copied topics. Default is the source topic's, capped at the target's live brokers.
+        type: int
+      exclude_configs:
+        description:
+          - Regular expressions of config keys not to copy. The default is MirrorMaker 2's own exclusion list
+            (throttled replicas, timestamp type and difference, unclean leader election, min.insync.replicas).
+        type: list
+        elements: str
+        default:
+          - follower\.replication\.throttled\.replicas
+          - leader\.replication\.throttled\.replicas
+          - message\.timestamp\.difference\.max\.ms
+          - message\.timestamp\.type
+          - unclean\.leader\.election\.enable
+          - min\.insync\.replicas
+notes:
+  - Topic deletion is asynchronous in Kafka; a topic deleted and recreated at once may briefly be refused by the broker.
+seealso:
+  - module: kafkaops.mirror.kafka_topic_info
+  - role: kafkaops.mirror.kafka_topics
+    description: Applies a topic list, or copies the source cluster's topics, with the inventory's connection settings.
+"""
+
+EXAMPLES = r"""
+- name: Create or align topics in one call
+  kafkaops.mirror.kafka_topic:
+    bootstrap_servers: "{{ kafka_bootstrap_servers }}"
+    topics:
+      - name: orders
+        partitions: 8
+        replication_factor: 3
+        configs:
+          retention.ms: 604800000
+          cleanup.policy: delete
+      - name: old-orders
+        state: absent
+
+- name: One topic
+  kafkaops.mirror.kafka_topic:
+    bootstrap_servers: wn0-second.example.internal.cloudapp.net:9092
+    name: payments
+    partitions: 12
+    configs:
+      min.insync.replicas: 2
+
+- name: Pre-create the primary's topics on the secondary as MirrorMaker 2 will name them
+  kafkaops.mirror.kafka_topic:
+    bootstrap_servers: "{{ hostvars[groups['secondary_kafka'][0]].kafka_bootstrap_servers }}"
+    copy_from:
+      bootstrap_servers: "{{ hostvars[groups['primary_kafka'][0]].kafka_bootstrap_servers }}"
+      topics: "orders|payments.*"
+      exclude: ".*-tmp"
+      rename_prefix: "primary."
+"""
+
+RETURN = r"""
+created:
+  description: Topics created (in check mode, that would be created).
+  returned: always
+  type: list
+  elements: str
+  sample: [orders]
+updated:
+  description: Existing topics whose partitions or configs changed (or would change).
+  returned: always
+  type: list
+  elements: str
+  sample: [payments]
+deleted:
+  description: Topics deleted (or that would be deleted).
+  returned: always
+  type: list
+  elements: str
+  sample: [old-orders]
+changes:
+  description:
+    - Per changed topic, the action (V(create), V(update), V(delete)) and the relevant state before and after
+      (partitions, replication factor, the config keys that change). V(null) for a side that does not exist.
+  returned: always
+  type: dict
+  sample:
+    payments:
+      action: update
+      before: {partitions: 6, configs: {retention.ms: "86400000"}}
+      after: {partitions: 12, configs: {retention.ms: "604800000"}}
+replication_factor_mismatches:
+  description: Existing topics whose replication factor differs from the one requested; they were not changed.
+  returned: always
+  type: dict
+  sample: {orders: {current: 1, requested: 3}}
+plan:
+  description: On failure, the plan that was not (fully) applied, with the same keys as a successful result.
+  returned: failure
+  type: dict
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_client import KafkaConnectionError, ensure_kafka_python
+from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_topic_ensure import TopicTaskError, ensure_topics, kafka_topic_argument_spec
+
+
+def main():
+    module = AnsibleModule(**kafka_topic_argument_spec())
+    ensure_kafka_python(module)
+    try:
+        result = ensure_topics(module.params, module.check_mode)
+    except KafkaConnectionError as exc:
+        module.fail_json(msg=str(exc), changed=False)
+    except TopicTaskError as exc:
+        module.fail_json(msg=str(exc), **_with_diff(module, exc.result))
+    for warning in result.pop("warnings"):
+        module.warn(warning)
+    module.exit_json(**_with_diff(module, result))
+
+
+def _with_diff(module, result):
+    result = dict(result)
+    diff = result.pop("diff", [])
+    result.pop("warnings", None)
+    return dict(result, diff=diff) if module._diff else result
+
+
+if __name__ == "__main__":
+    main()
