@@ -1,0 +1,47 @@
+"""`python -m sandbox.mm2 <connect-mirror-maker.properties> [--clusters A,B]`: the sandbox's MirrorMaker 2 stand-in."""
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _collections_path():
+    """The folder above ansible_collections/ holding this checkout (CI checkouts sit at .../ansible_collections/kafkaops/mirror)."""
+    if os.environ.get("ANSIBLE_COLLECTIONS_PATH"):
+        return os.environ["ANSIBLE_COLLECTIONS_PATH"].split(os.pathsep)[0]
+    if REPO.parts[-3:] == ("ansible_collections", "kafkaops", "mirror"):
+        return str(REPO.parents[2])
+    return str(REPO / ".venv" / "collections")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="connect-mirror-maker.sh", description=__doc__)
+    parser.add_argument("config", help="connect-mirror-maker.properties")
+    parser.add_argument("--clusters", help="only run herders whose target is one of these aliases (comma-separated)")
+    args = parser.parse_args(argv)
+    logging.basicConfig(stream=sys.stdout, level=logging.INFO, format="[%(asctime)s] %(levelname)s %(message)s (%(name)s)")
+    logging.getLogger("kafka").setLevel(logging.WARNING)
+    sys.path.insert(0, _collections_path())
+    from sandbox.mm2.runner import StandIn
+    from sandbox.mm2.settings import SettingsError, load
+
+    log = logging.getLogger("sandbox.mm2")
+    for variable in ("KAFKA_HEAP_OPTS", "KAFKA_LOG4J_OPTS", "KAFKA_OPTS"):
+        if os.environ.get(variable):
+            log.info("%s=%s is for the JVM of real MirrorMaker 2; the stand-in ignores it", variable, os.environ[variable])
+    try:
+        settings = load(args.config, [c.strip() for c in args.clusters.split(",")] if args.clusters else None)
+    except (OSError, SettingsError) as exc:
+        log.error("cannot start: %s", exc)
+        return 1
+    StandIn(settings).run()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

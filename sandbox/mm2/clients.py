@@ -1,0 +1,99 @@
+"""kafka-python clients for one cluster of the stand-in, with the sandbox brokers' quirks handled here."""
+from __future__ import annotations
+
+import logging
+import time
+
+from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
+from kafka.errors import TopicAlreadyExistsError
+
+LOG = logging.getLogger("sandbox.mm2")
+
+# Quirk (noida-db): a fetch returns everything from the fetch offset to the end of the partition in
+# one reply, ignoring fetch size limits; kafka-python's default 100 MB receive cap then fails with
+# InvalidReceiveError. Raise the cap well above any sandbox topic.
+RECEIVE_MESSAGE_MAX_BYTES = 1024 * 1024 * 1024
+# Quirk (noida-db 0.2.3 + kafka-python 3.0.12): DescribeCluster v0 raises KeyError 'endpoint_type' and
+# CreateTopics v0/v1 drop the connection; pinning the protocol level to Kafka 2.7 avoids both.
+API_VERSION = (2, 7)
+
+
+class ClusterClients:
+    """Lazily built admin client and producer for one cluster alias; close() closes what was built."""
+
+    def __init__(self, alias, client_settings):
+        self.alias = alias
+        self.options = {
+            "bootstrap_servers": [s.strip() for s in client_settings["bootstrap.servers"].split(",") if s.strip()],
+            "security_protocol": client_settings.get("security.protocol", "PLAINTEXT"),
+            "api_version": API_VERSION,
+            "client_id": "mm2-standin-%s" % alias,
+        }
+        if self.options["security_protocol"] != "PLAINTEXT":
+            raise ValueError("%s: security.protocol %s is not modeled by the stand-in (the sandbox brokers have no TLS/SASL)"
+                             % (alias, self.options["security_protocol"]))
+        self._admin = None
+        self._producer = None
+        self._consumers = []
+
+    def admin(self):
+        if self._admin is None:
+            self._admin = KafkaAdminClient(request_timeout_ms=15000, **self.options)
+        return self._admin
+
+    def producer(self):
+        if self._producer is None:
+            self._producer = KafkaProducer(acks="all", linger_ms=5, retries=5, max_in_flight_requests_per_connection=1, **self.options)
+        return self._producer
+
+    def consumer(self):
+        """A group-less consumer (partitions are assigned, never subscribed: no group coordination)."""
+        consumer = KafkaConsumer(enable_auto_commit=False, group_id=None, auto_offset_reset="earliest",
+                                 receive_message_max_bytes=RECEIVE_MESSAGE_MAX_BYTES, max_partition_fetch_bytes=16 * 1024 * 1024,
+                                 fetch_max_bytes=64 * 1024 * 1024, **self.options)
+        self._consumers.append(consumer)
+        return consumer
+
+    def ensure_topic(self, name, partitions, replication_factor, configs=None):
+        """Create the topic unless it exists; returns True when this call created it."""
+        try:
+            self.admin().create_topics({name: {"num_partitions": partitions, "replication_factor": replication_factor,
+                                               "configs": {k: str(v) for k, v in (configs or {}).items()}}})
+        except TopicAlreadyExistsError:
+            return False
+        LOG.info("created topic %s on %s (%d partitions, replication factor %d%s)", name, self.alias, partitions, replication_factor,
+                 ", configs %s" % configs if configs else "")
+        return True
+
+    def partition_counts(self, topics=None):
+        described = self.admin().describe_topics(topics)
+        return {t["name"]: len(t["partitions"]) for t in described if t.get("error_code", 0) == 0}
+
+    def read_all(self, topic, deadline_s=30.0):
+        """Every record of a single-partition topic, oldest first (empty when the topic does not exist yet)."""
+        if topic not in self.partition_counts([topic]):
+            return []
+        consumer = self.consumer()
+        partition = TopicPartition(topic, 0)
+        consumer.assign([partition])
+        consumer.seek_to_beginning(partition)
+        records, deadline = [], time.monotonic() + deadline_s
+        while time.monotonic() < deadline:
+            batch = consumer.poll(timeout_ms=500).get(partition, [])
+            records.extend(batch)
+            # The fetch high watermark, not ListOffsets: tansu's end offsets are wrong with multi-record batches.
+            highwater = consumer.highwater(partition)
+            if not batch and highwater is not None and consumer.position(partition) >= highwater:
+                break
+        consumer.close()
+        self._consumers.remove(consumer)
+        return records
+
+    def close(self):
+        for consumer in self._consumers:
+            consumer.close()
+        if self._producer is not None:
+            self._producer.flush()
+            self._producer.close()
+        if self._admin is not None:
+            self._admin.close()

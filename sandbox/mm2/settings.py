@@ -1,0 +1,150 @@
+"""connect-mirror-maker.properties -> what the stand-in needs, resolved like MirrorMakerConfig does.
+
+A flow A->B sees the top-level keys overridden by `A->B.`-prefixed keys; each cluster's client
+settings are its `<alias>.`-prefixed keys.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_properties import parse
+from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_records import ReplicationPolicy
+
+DEFAULTS = {
+    "topics": ".*",
+    "topics.exclude": r".*[\-\.]internal, .*\.replica, __.*",
+    "groups": ".*",
+    "groups.exclude": "console-consumer-.*, connect-.*, __.*",
+    "replication.factor": "2",
+    "heartbeats.topic.replication.factor": "3",
+    "checkpoints.topic.replication.factor": "3",
+    "offset-syncs.topic.replication.factor": "3",
+    "offset.storage.replication.factor": "3",
+    "offset-syncs.topic.location": "source",
+    "offset.lag.max": "100",
+    "emit.checkpoints.enabled": "true",
+    "emit.checkpoints.interval.seconds": "60",
+    "emit.heartbeats.enabled": "true",
+    "emit.heartbeats.interval.seconds": "1",
+    "sync.group.offsets.enabled": "false",
+    "sync.group.offsets.interval.seconds": "60",
+    "sync.topic.configs.enabled": "true",
+    "refresh.topics.interval.seconds": "600",
+    "refresh.groups.interval.seconds": "600",
+    "replication.policy.separator": ".",
+    "replication.policy.class": "org.apache.kafka.connect.mirror.DefaultReplicationPolicy",
+}
+# Topic configs MM2 never copies (DefaultConfigPropertyFilter's default config.properties.exclude).
+CONFIG_PROPERTIES_EXCLUDE = r"follower\.replication\.throttled\.replicas, leader\.replication\.throttled\.replicas, " \
+    r"message\.timestamp\.difference\.max\.ms, message\.timestamp\.type, unclean\.leader\.election\.enable, min\.insync\.replicas"
+
+
+class SettingsError(ValueError):
+    pass
+
+
+def _patterns(text):
+    return [re.compile(part.strip()) for part in str(text).split(",") if part.strip()]
+
+
+def _matches(patterns, name):
+    return any(pattern.fullmatch(name) for pattern in patterns)
+
+
+@dataclass
+class Flow:
+    source: str
+    target: str
+    enabled: bool
+    settings: dict
+    policy: ReplicationPolicy
+    topics: list = field(default_factory=list)
+    topics_exclude: list = field(default_factory=list)
+    groups: list = field(default_factory=list)
+    groups_exclude: list = field(default_factory=list)
+    config_exclude: list = field(default_factory=list)
+
+    def get(self, key):
+        return self.settings.get(key, DEFAULTS.get(key))
+
+    def flag(self, key):
+        return str(self.get(key)).strip().lower() == "true"
+
+    def number(self, key):
+        return int(str(self.get(key)).strip())
+
+    @property
+    def name(self):
+        return "%s->%s" % (self.source, self.target)
+
+    def replicates_topic(self, topic):
+        """MirrorSourceConnector.shouldReplicateTopic: filter match (heartbeats always), not internal, not a cycle."""
+        if self.policy.is_internal(topic) or self.policy.is_cycle(topic, self.target):
+            return False
+        if topic == "heartbeats" or topic.endswith(self.policy.separator + "heartbeats"):
+            return True
+        return _matches(self.topics, topic) and not _matches(self.topics_exclude, topic)
+
+    def replicates_group(self, group):
+        return _matches(self.groups, group) and not _matches(self.groups_exclude, group)
+
+    def copies_config(self, key):
+        return not _matches(self.config_exclude, key)
+
+    @property
+    def offset_syncs_cluster(self):
+        return self.target if str(self.get("offset-syncs.topic.location")).strip() == "target" else self.source
+
+
+@dataclass
+class Settings:
+    clusters: dict  # alias -> client settings ({"bootstrap.servers": ..., ...})
+    flows: list  # every herder pair: enabled flows and heartbeat-only pairs
+
+
+def _exclude(settings, kind):
+    # Kafka 2.4-2.6 spell the exclude lists *.blacklist; both are honoured, like MM2 3.x does.
+    for key in ("%s.exclude" % kind, "%s.blacklist" % kind):
+        if key in settings:
+            return settings[key]
+    return DEFAULTS["%s.exclude" % kind]
+
+
+def load(path, only_clusters=None):
+    with open(path, encoding="utf-8") as handle:
+        props = parse(handle.read())
+    aliases = [alias.strip() for alias in props.get("clusters", "").split(",") if alias.strip()]
+    if len(aliases) < 2:
+        raise SettingsError("%s: `clusters` must list at least two aliases, got %r" % (path, props.get("clusters")))
+    clusters = {}
+    for alias in aliases:
+        prefix = alias + "."
+        client = {key[len(prefix):]: value for key, value in props.items() if key.startswith(prefix)}
+        if not client.get("bootstrap.servers"):
+            raise SettingsError("%s: %sbootstrap.servers is missing" % (path, prefix))
+        clusters[alias] = client
+    top = {key: value for key, value in props.items() if "->" not in key and key.split(".", 1)[0] not in clusters}
+    policy_class = top.get("replication.policy.class", DEFAULTS["replication.policy.class"])
+    kind = "identity" if policy_class.endswith("IdentityReplicationPolicy") else "default"
+    if kind == "default" and not policy_class.endswith("DefaultReplicationPolicy"):
+        raise SettingsError("%s: replication.policy.class %s is not modeled by the stand-in" % (path, policy_class))
+    policy = ReplicationPolicy(kind, top.get("replication.policy.separator", DEFAULTS["replication.policy.separator"]))
+    flows = []
+    for source in aliases:
+        for target in aliases:
+            if source == target or (only_clusters and target not in only_clusters):
+                continue
+            prefix = "%s->%s." % (source, target)
+            settings = dict(top)
+            settings.update({key[len(prefix):]: value for key, value in props.items() if key.startswith(prefix)})
+            flow = Flow(source, target, str(settings.get("enabled", "false")).strip().lower() == "true", settings, policy)
+            if not flow.enabled and not flow.flag("emit.heartbeats.enabled"):
+                continue  # MirrorMakerConfig.clusterPairs(): a herder per pair that replicates or emits heartbeats
+            flow.topics = _patterns(flow.get("topics"))
+            flow.topics_exclude = _patterns(_exclude(settings, "topics"))
+            flow.groups = _patterns(flow.get("groups"))
+            flow.groups_exclude = _patterns(_exclude(settings, "groups"))
+            flow.config_exclude = _patterns(settings.get("config.properties.exclude", CONFIG_PROPERTIES_EXCLUDE))
+            flows.append(flow)
+    return Settings(clusters, flows)
