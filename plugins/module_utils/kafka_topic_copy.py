@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_names import NameFilter, regex_problems
 from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_topics import is_protected_topic
 
 # Topic settings that describe the source cluster rather than the data: the same list MirrorMaker 2 leaves out when it
@@ -22,32 +23,17 @@ DEFAULT_EXCLUDED_CONFIGS = [
 
 def copy_rule_problems(rules):
     """Regexes in copy_from that do not compile, as messages."""
-    problems = []
-    for key in ("topics", "exclude"):
-        problems += _regex_problems(f"copy_from.{key}", [rules[key]] if rules.get(key) else [])
-    problems += _regex_problems("copy_from.exclude_configs", rules.get("exclude_configs") or [])
-    return problems
-
-
-def _regex_problems(option, patterns):
-    problems = []
-    for pattern in patterns:
-        try:
-            re.compile(pattern)
-        except re.error as exc:
-            problems.append(f"{option}: {pattern!r} is not a regular expression ({exc})")
-    return problems
+    return (
+        regex_problems("copy_from.topics", [rules["topics"]] if rules.get("topics") else [])
+        + regex_problems("copy_from.exclude", [rules["exclude"]] if rules.get("exclude") else [])
+        + regex_problems("copy_from.exclude_configs", rules.get("exclude_configs"))
+    )
 
 
 def selected_source_topics(source_topics, rules):
     """Names of the source topics to copy: not internal, matching `topics`, not matching `exclude` (whole-name regexes)."""
-    include = re.compile(rules.get("topics") or ".*")
-    exclude = re.compile(rules["exclude"]) if rules.get("exclude") else None
-    return sorted(
-        name
-        for name, topic in source_topics.items()
-        if not topic.get("internal") and not is_protected_topic(name) and include.fullmatch(name) and not (exclude and exclude.fullmatch(name))
-    )
+    wanted = NameFilter([rules.get("topics") or ".*"], [rules["exclude"]] if rules.get("exclude") else [])
+    return wanted.select(name for name, topic in source_topics.items() if not topic.get("internal") and not is_protected_topic(name))
 
 
 def copied_entries(source_topics, source_overrides, rules, target_live_brokers):
