@@ -5,17 +5,15 @@ settings are its `<alias>.`-prefixed keys.
 """
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
+from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_filters import MirrorFilter, compile_patterns
 from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_properties import parse
 from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_records import ReplicationPolicy
 
 DEFAULTS = {
     "topics": ".*",
-    "topics.exclude": r".*[\-\.]internal, .*\.replica, __.*",
     "groups": ".*",
-    "groups.exclude": "console-consumer-.*, connect-.*, __.*",
     "replication.factor": "2",
     "heartbeats.topic.replication.factor": "3",
     "checkpoints.topic.replication.factor": "3",
@@ -44,14 +42,6 @@ class SettingsError(ValueError):
     pass
 
 
-def _patterns(text):
-    return [re.compile(part.strip()) for part in str(text).split(",") if part.strip()]
-
-
-def _matches(patterns, name):
-    return any(pattern.fullmatch(name) for pattern in patterns)
-
-
 @dataclass
 class Flow:
     source: str
@@ -59,11 +49,8 @@ class Flow:
     enabled: bool
     settings: dict
     policy: ReplicationPolicy
-    topics: list = field(default_factory=list)
-    topics_exclude: list = field(default_factory=list)
-    groups: list = field(default_factory=list)
-    groups_exclude: list = field(default_factory=list)
-    config_exclude: list = field(default_factory=list)
+    filter: MirrorFilter = None
+    config_exclude: list = None
 
     def get(self, key):
         return self.settings.get(key, DEFAULTS.get(key))
@@ -79,18 +66,13 @@ class Flow:
         return "%s->%s" % (self.source, self.target)
 
     def replicates_topic(self, topic):
-        """MirrorSourceConnector.shouldReplicateTopic: filter match (heartbeats always), not internal, not a cycle."""
-        if self.policy.is_internal(topic) or self.policy.is_cycle(topic, self.target):
-            return False
-        if topic == "heartbeats" or topic.endswith(self.policy.separator + "heartbeats"):
-            return True
-        return _matches(self.topics, topic) and not _matches(self.topics_exclude, topic)
+        return self.filter.replicates_topic(topic)
 
     def replicates_group(self, group):
-        return _matches(self.groups, group) and not _matches(self.groups_exclude, group)
+        return self.filter.replicates_group(group)
 
     def copies_config(self, key):
-        return not _matches(self.config_exclude, key)
+        return not any(pattern.fullmatch(key) for pattern in self.config_exclude)
 
     @property
     def offset_syncs_cluster(self):
@@ -104,11 +86,11 @@ class Settings:
 
 
 def _exclude(settings, kind):
-    # Kafka 2.4-2.6 spell the exclude lists *.blacklist; both are honoured, like MM2 3.x does.
+    """The exclude list, None for MM2's default. Kafka 2.4-2.6 spell it *.blacklist; both are honoured, like MM2 3.x does."""
     for key in ("%s.exclude" % kind, "%s.blacklist" % kind):
         if key in settings:
             return settings[key]
-    return DEFAULTS["%s.exclude" % kind]
+    return None
 
 
 def load(path, only_clusters=None):
@@ -141,10 +123,8 @@ def load(path, only_clusters=None):
             flow = Flow(source, target, str(settings.get("enabled", "false")).strip().lower() == "true", settings, policy)
             if not flow.enabled and not flow.flag("emit.heartbeats.enabled"):
                 continue  # MirrorMakerConfig.clusterPairs(): a herder per pair that replicates or emits heartbeats
-            flow.topics = _patterns(flow.get("topics"))
-            flow.topics_exclude = _patterns(_exclude(settings, "topics"))
-            flow.groups = _patterns(flow.get("groups"))
-            flow.groups_exclude = _patterns(_exclude(settings, "groups"))
-            flow.config_exclude = _patterns(settings.get("config.properties.exclude", CONFIG_PROPERTIES_EXCLUDE))
+            flow.filter = MirrorFilter(policy, target, flow.get("topics"), _exclude(settings, "topics"),
+                                       flow.get("groups"), _exclude(settings, "groups"))
+            flow.config_exclude = compile_patterns(settings.get("config.properties.exclude", CONFIG_PROPERTIES_EXCLUDE))
             flows.append(flow)
     return Settings(clusters, flows)

@@ -1,0 +1,257 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: kafkaops.mirror contributors
+# Apache License 2.0
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: kafka_mirror_status
+short_description: Report (and optionally wait for) the health of one MirrorMaker 2 replication flow
+version_added: 0.1.0
+description:
+  - Reads what MirrorMaker 2 leaves on both clusters for the flow O(source_alias) -> O(target_alias) and reports, per
+    source topic-partition, the source end offset, the last offset sync (upstream -> downstream), the target end offset
+    and the lag in records; the age of the newest heartbeat; and how many topic-partitions each consumer group has checkpoints for.
+  - Lag is computed from the last offset sync so that it stays right on real Kafka, where downstream offsets differ from
+    upstream ones. Without an offset sync it compares record counts. It can only overestimate, never hide missing records.
+  - With O(wait=true) it polls until the conditions in O(wait_for) hold or O(timeout) passes, and fails naming the unmet
+    conditions. The polls are returned in RV(progress).
+  - The top-level connection options reach the B(target) cluster; O(source) takes the same options for the source cluster.
+  - Decodes the real MirrorMaker 2 record formats (heartbeats, offset syncs, checkpoints).
+author: kafkaops.mirror developers
+requirements:
+  - kafka-python >= 3.0.0 on the host that runs the module
+extends_documentation_fragment:
+  - kafkaops.mirror.attributes
+  - kafkaops.mirror.attributes.info_module
+  - kafkaops.mirror.kafka_connection
+options:
+  source:
+    description:
+      - Connection to the source cluster, with the same keys as the top-level connection options (O(bootstrap_servers),
+        O(security_protocol), O(sasl_mechanism), O(sasl_plain_username), O(sasl_plain_password), O(ssl_cafile), and so on).
+    type: dict
+    required: true
+  source_alias:
+    description: Alias of the source cluster in the MirrorMaker 2 configuration.
+    type: str
+    required: true
+  target_alias:
+    description: Alias of the target cluster in the MirrorMaker 2 configuration.
+    type: str
+    required: true
+  replication_policy:
+    description: Replication policy of the flow; decides the remote topic names.
+    type: str
+    choices: [default, identity]
+    default: default
+  replication_policy_separator:
+    description: Separator of the V(default) replication policy.
+    type: str
+    default: .
+  offset_syncs_topic_location:
+    description: Cluster that holds C(mm2-offset-syncs.<target>.internal) (MirrorMaker's C(offset-syncs.topic.location)).
+    type: str
+    choices: [source, target]
+    default: source
+  topics:
+    description: Regular expressions (whole-name match) of the source topics the flow replicates.
+    type: list
+    elements: str
+    default: ['.*']
+  topics_exclude:
+    description: Regular expressions of source topics the flow leaves out; unset means MirrorMaker's default exclusions.
+    type: list
+    elements: str
+  groups:
+    description: Regular expressions of the consumer groups whose checkpoints are counted.
+    type: list
+    elements: str
+    default: ['.*']
+  groups_exclude:
+    description: Regular expressions of groups not counted; unset means MirrorMaker's default exclusions.
+    type: list
+    elements: str
+  wait:
+    description: Poll until the conditions in O(wait_for) hold, failing after O(timeout) seconds.
+    type: bool
+    default: false
+  wait_for:
+    description:
+      - V(heartbeats) - a heartbeat of this flow (emitted, or replicated from the source) at most O(max_heartbeat_age) seconds old.
+      - V(offset_syncs) - every source partition that has records has an offset sync.
+      - V(lag) - every remote topic exists and no partition lags more than O(max_lag) records.
+    type: list
+    elements: str
+    choices: [heartbeats, offset_syncs, lag]
+    default: [heartbeats, offset_syncs, lag]
+  max_lag:
+    description: Largest acceptable lag of a partition, in records.
+    type: int
+    default: 0
+  max_heartbeat_age:
+    description: Oldest acceptable heartbeat, in seconds.
+    type: int
+    default: 60
+  timeout:
+    description: Seconds to wait with O(wait=true).
+    type: int
+    default: 300
+  poll_interval:
+    description: Seconds between polls with O(wait=true).
+    type: int
+    default: 5
+seealso:
+  - module: kafkaops.mirror.kafka_topic
+"""
+
+EXAMPLES = r"""
+- name: Wait until primary -> secondary has caught up
+  kafkaops.mirror.kafka_mirror_status:
+    bootstrap_servers: "{{ hostvars[groups['secondary_kafka'][0]].kafka_bootstrap_servers }}"
+    source:
+      bootstrap_servers: "{{ hostvars[groups['primary_kafka'][0]].kafka_bootstrap_servers }}"
+    source_alias: primary
+    target_alias: secondary
+    wait: true
+    max_lag: 100
+    timeout: 600
+  register: mirror
+
+- name: Show the lag per topic-partition
+  ansible.builtin.debug:
+    msg: "{{ mirror.partitions | map(attribute='lag') | list }}"
+"""
+
+RETURN = r"""
+flow:
+  description: The flow, C(<source>-><target>).
+  returned: always
+  type: str
+  sample: primary->secondary
+healthy:
+  description: Whether every condition of O(wait_for) holds.
+  returned: always
+  type: bool
+unmet:
+  description: Conditions of O(wait_for) that do not hold.
+  returned: always
+  type: list
+  elements: str
+partitions:
+  description: One entry per replicated source topic-partition.
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    topic:
+      description: Source topic.
+      type: str
+    remote_topic:
+      description: Its name on the target under the replication policy.
+      type: str
+    partition:
+      description: Partition number (the same on both sides).
+      type: int
+    source_end_offset:
+      description: End offset of the source partition.
+      type: int
+    target_end_offset:
+      description: End offset of the remote partition, null when the remote topic does not exist.
+      type: int
+    last_offset_sync:
+      description: Newest offset sync, C(upstream) and C(downstream) offsets, or null.
+      type: dict
+    lag:
+      description: Source records not yet on the target.
+      type: int
+    has_records:
+      description: Whether the source partition holds records.
+      type: bool
+topics:
+  description: The replicated source topics.
+  returned: always
+  type: list
+  elements: str
+lag_total:
+  description: Sum of RV(partitions[].lag).
+  returned: always
+  type: int
+lag_max:
+  description: Largest RV(partitions[].lag).
+  returned: always
+  type: int
+heartbeats:
+  description:
+    - C(emitted_age_s) is the age of the newest heartbeat of this flow in the target's C(heartbeats) topic.
+    - C(replicated_age_s) is the age of the newest record of C(<source>.heartbeats) on the target, which proves records travel end to end.
+  returned: always
+  type: dict
+  sample: {"emitted_age_s": 0.8, "replicated_age_s": 1.2}
+checkpoints:
+  description: Group name to the number of topic-partitions it has checkpoints for on the target.
+  returned: always
+  type: dict
+  sample: {"orders-app": 3}
+offset_syncs_topic:
+  description: Name of the offset-syncs topic that was read.
+  returned: always
+  type: str
+problems:
+  description: Records that could not be decoded and remote topics that are missing.
+  returned: always
+  type: list
+  elements: str
+progress:
+  description: One entry per poll, with C(elapsed_s), C(lag_total), C(lag_max) and C(unmet).
+  returned: always
+  type: list
+  elements: dict
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_client import (
+    KafkaConnection,
+    KafkaConnectionError,
+    ensure_kafka_python,
+    kafka_connection_argument_spec,
+)
+from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_status import MirrorStatusError, run_status
+
+
+def argument_spec():
+    spec = kafka_connection_argument_spec()
+    spec.update(
+        source=dict(type="dict", required=True),
+        source_alias=dict(type="str", required=True),
+        target_alias=dict(type="str", required=True),
+        replication_policy=dict(type="str", default="default", choices=["default", "identity"]),
+        replication_policy_separator=dict(type="str", default="."),
+        offset_syncs_topic_location=dict(type="str", default="source", choices=["source", "target"]),
+        topics=dict(type="list", elements="str", default=[".*"]),
+        topics_exclude=dict(type="list", elements="str"),
+        groups=dict(type="list", elements="str", default=[".*"]),
+        groups_exclude=dict(type="list", elements="str"),
+        wait=dict(type="bool", default=False),
+        wait_for=dict(type="list", elements="str", default=["heartbeats", "offset_syncs", "lag"], choices=["heartbeats", "offset_syncs", "lag"]),
+        max_lag=dict(type="int", default=0),
+        max_heartbeat_age=dict(type="int", default=60),
+        timeout=dict(type="int", default=300),
+        poll_interval=dict(type="int", default=5),
+    )
+    return spec
+
+
+def main():
+    module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
+    ensure_kafka_python(module)
+    try:
+        result = run_status(module.params, KafkaConnection, module.no_log_values)
+    except (KafkaConnectionError, MirrorStatusError) as exc:
+        module.fail_json(msg=str(exc), changed=False, **getattr(exc, "result", {}))
+    module.exit_json(changed=False, **result)
+
+
+if __name__ == "__main__":
+    main()

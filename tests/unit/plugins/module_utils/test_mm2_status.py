@@ -1,0 +1,131 @@
+"""Lag arithmetic, health conditions and the wait loop of kafka_mirror_status (no Kafka needed)."""
+import pytest
+
+from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_filters import MirrorFilter
+from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_records import ReplicationPolicy
+from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_status import (
+    MirrorStatusError,
+    flow_options,
+    partition_lag,
+    run_status,
+    unmet_conditions,
+    wait_until_healthy,
+)
+
+
+@pytest.mark.parametrize(
+    "source_begin,source_end,target_begin,target_end,sync,lag",
+    [
+        (0, 0, 0, 0, None, 0),  # empty source partition
+        (0, 1000, 0, 0, None, 1000),  # nothing copied, no sync yet
+        (0, 1000, 0, 400, None, 600),  # no sync: compare counts
+        (0, 1000, 0, 1000, (900, 900), 0),  # identical offsets, caught up
+        (0, 1000, 0, 950, (900, 900), 50),
+        (500, 1000, 0, 520, (500, 0), 0),  # retention on the source: downstream offsets start at 0
+        (0, 1000, 0, 1010, (990, 1000), 0),  # duplicates after a restart put downstream ahead
+        (0, 1000, 0, 30, (950, 20), 40),  # downstream shifted by compaction or an older truncation
+    ],
+)
+def test_partition_lag(source_begin, source_end, target_begin, target_end, sync, lag):
+    assert partition_lag(source_begin, source_end, target_begin, target_end, sync) == lag
+
+
+def status(lag=0, sync=True, emitted=1.0, replicated=None, problems=()):
+    return {
+        "flow": "primary->secondary",
+        "partitions": [{"topic": "orders", "partition": 0, "lag": lag, "has_records": True,
+                        "last_offset_sync": {"upstream": 0, "downstream": 0} if sync else None}],
+        "lag_total": lag,
+        "lag_max": lag,
+        "heartbeats": {"emitted_age_s": emitted, "replicated_age_s": replicated},
+        "problems": list(problems),
+    }
+
+
+def test_healthy_status_has_no_unmet_conditions():
+    assert unmet_conditions(status(), ["heartbeats", "offset_syncs", "lag"], 0, 60) == []
+
+
+@pytest.mark.parametrize(
+    "kwargs,message",
+    [
+        ({"emitted": None}, "no heartbeat from primary->secondary"),
+        ({"emitted": 120.0}, "newest heartbeat is 120.0 s old"),
+        ({"sync": False}, "no offset sync yet for 1 partition(s) with records: orders-0"),
+        ({"lag": 5}, "lag more than 0 records (worst orders-0: 5)"),
+        ({"problems": ["remote topic primary.orders (of orders) does not exist on secondary"]}, "does not exist"),
+    ],
+)
+def test_unmet_conditions_name_the_problem(kwargs, message):
+    unmet = unmet_conditions(status(**kwargs), ["heartbeats", "offset_syncs", "lag"], 0, 60)
+    assert any(message in item for item in unmet), unmet
+
+
+def test_wait_for_only_checks_what_is_asked():
+    assert unmet_conditions(status(lag=5, emitted=None), ["offset_syncs"], 0, 60) == []
+
+
+def test_wait_until_healthy_polls_until_lag_drops():
+    lags = iter([30, 10, 0])
+    now = [0.0]
+    result, unmet, progress = wait_until_healthy(lambda: status(lag=next(lags)), ["lag"], 0, 60, timeout_s=60, interval_s=5,
+                                                 clock=lambda: now[0], sleep=lambda s: now.__setitem__(0, now[0] + s))
+    assert unmet == [] and result["lag_total"] == 0
+    assert [p["lag_total"] for p in progress] == [30, 10, 0]
+    assert [p["elapsed_s"] for p in progress] == [0.0, 5.0, 10.0]
+
+
+def test_wait_until_healthy_gives_up_at_timeout():
+    now = [0.0]
+    _result, unmet, progress = wait_until_healthy(lambda: status(lag=7), ["lag"], 0, 60, timeout_s=12, interval_s=5,
+                                                  clock=lambda: now[0], sleep=lambda s: now.__setitem__(0, now[0] + s))
+    assert unmet and progress[-1]["elapsed_s"] == 12.0
+
+
+def params(**overrides):
+    base = {"source": {"bootstrap_servers": ["127.0.0.1:9092"]}, "source_alias": "primary", "target_alias": "secondary",
+            "replication_policy": "default", "replication_policy_separator": ".", "offset_syncs_topic_location": "source",
+            "topics": [".*"], "topics_exclude": None, "groups": [".*"], "groups_exclude": None, "wait": False,
+            "wait_for": ["lag"], "max_lag": 0, "max_heartbeat_age": 60, "timeout": 10, "poll_interval": 1,
+            "bootstrap_servers": ["127.0.0.1:9093"]}
+    base.update(overrides)
+    return base
+
+
+class NoConnection:
+    def __init__(self, _params):
+        raise AssertionError("a connection was made although the options are invalid")
+
+
+@pytest.mark.parametrize(
+    "overrides,message",
+    [
+        ({"topics": ["orders("]}, "not a valid regular expression"),
+        ({"target_alias": "primary"}, "are both 'primary'"),
+        ({"max_lag": -1}, "max_lag must be >= 0"),
+        ({"timeout": 0}, "timeout must be > 0"),
+        ({"source": {"bootstrap_servers": ["a:1"], "security_protocol": "BOGUS"}}, "option source (connection to cluster primary)"),
+    ],
+)
+def test_bad_options_fail_before_connecting(overrides, message):
+    with pytest.raises(MirrorStatusError) as info:
+        run_status(params(**overrides), NoConnection, set())
+    assert message in str(info.value)
+
+
+def test_source_secrets_are_registered_as_no_log():
+    no_log = set()
+    with pytest.raises(AssertionError):
+        run_status(params(source={"bootstrap_servers": ["a:1"], "sasl_plain_password": "s3cret-value"}), NoConnection, no_log)
+    assert "s3cret-value" in no_log
+
+
+def test_flow_options_build_policy_and_filter():
+    flow = flow_options(params(replication_policy="identity", topics=["orders.*"], topics_exclude=["orders-tmp"]))
+    assert isinstance(flow["policy"], ReplicationPolicy) and flow["policy"].kind == "identity"
+    assert isinstance(flow["filter"], MirrorFilter)
+    assert flow["filter"].replicates_topic("orders-eu") and not flow["filter"].replicates_topic("orders-tmp")
+    assert flow["filter"].replicates_topic("heartbeats")
+    default = flow_options(params())["filter"]
+    assert default.replicates_topic("tertiary.orders")
+    assert not default.replicates_topic("secondary.orders")  # would go back where it came from
