@@ -1,0 +1,237 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: kafkaops.mirror contributors
+# Apache License 2.0 (see LICENSE)
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: kafka_mirror_offsets
+short_description: Translate consumer-group offsets of a MirrorMaker 2 flow and commit them on the target cluster
+version_added: 0.1.0
+description:
+  - Reads the checkpoints MirrorMaker 2 writes to C(<source_alias>.checkpoints.internal) on the target cluster (the cluster
+    of O(bootstrap_servers)) and, with O(offset_syncs=true), the offset-syncs of the flow, and reports for every consumer
+    group partition the committed offset on the source, the translated offset on the target, the target end offset and
+    whether the group has active members on the target.
+  - With O(apply=true), commits the translated offsets to target groups that have no active members; groups with members
+    are refused and reported, never touched. A group's offset is never moved backwards unless O(allow_rewind=true).
+  - Translation follows MirrorMaker 2 (OffsetSyncStore.translateDownstream); when neither a checkpoint nor an offset-sync
+    covers a group's offset, the partition is reported with RV(offsets[].action=no_translation) and nothing is guessed.
+  - This is the failover step for Kafka 2.4 to 2.6 clusters, where MirrorMaker 2 cannot sync group offsets itself
+    (C(sync.group.offsets.enabled), KIP-545, came with 2.7); it works the same on later versions.
+options:
+  source_alias:
+    description: Alias of the source cluster in the MirrorMaker 2 configuration (the prefix of remote topics).
+    type: str
+    required: true
+  target_alias:
+    description: Alias of the target cluster; names the offset-syncs topic C(mm2-offset-syncs.<target_alias>.internal).
+    type: str
+  groups:
+    description: Regular expressions (full match) selecting the consumer groups.
+    type: list
+    elements: str
+    default: ['.*']
+  source:
+    description:
+      - Connection to the source cluster, with the same options as the top-level connection options (O(bootstrap_servers) and so on).
+      - When given, the groups' current committed offsets on the source are read and translated (instead of the offset in the
+        latest checkpoint), source groups without any checkpoint are reported, and O(verify) can compare records.
+      - Required for O(offset_syncs_location=source) and O(verify=true).
+    type: dict
+  offset_syncs:
+    description: Also read the offset-syncs topic and translate the source offsets with it (more current than checkpoints).
+    type: bool
+    default: false
+  offset_syncs_location:
+    description: Cluster holding the offset-syncs topic (MirrorMaker 2 C(offset-syncs.topic.location), V(source) by default).
+    type: str
+    choices: [source, target]
+    default: source
+  replication_policy:
+    description: MirrorMaker 2 replication policy of the flow; decides the target topic names.
+    type: str
+    choices: [default, identity]
+    default: default
+  replication_policy_separator:
+    description: Separator of the default replication policy.
+    type: str
+    default: .
+  apply:
+    description: Commit the translated offsets to target groups without active members. V(false) only reports.
+    type: bool
+    default: false
+  allow_rewind:
+    description: Allow moving a target group's committed offset backwards to the translated offset.
+    type: bool
+    default: false
+  verify:
+    description:
+      - After applying (or in check mode, for the planned offsets), compare the record at each group's target position with the
+        source records around the group's source offset, by fingerprint (key, value and headers), and report how many records
+        the group would re-read or skip (RV(offsets[].verification)). Needs O(source).
+    type: bool
+    default: false
+  verify_window:
+    description: How many source records before and after the group's offset to search for the target record (MirrorMaker C(offset.lag.max) or more).
+    type: int
+    default: 200
+  read_timeout:
+    description: Seconds allowed for reading each internal topic to its end.
+    type: int
+    default: 60
+  commit_metadata:
+    description: Metadata string stored with each committed offset.
+    type: str
+    default: kafkaops.mirror failover
+extends_documentation_fragment:
+  - kafkaops.mirror.attributes
+  - kafkaops.mirror.kafka_connection
+attributes:
+  check_mode:
+    support: full
+    details: Reads everything and returns the plan (RV(offsets[].action)) without committing.
+  diff_mode:
+    support: full
+    details: Shows each group's committed target offsets before and after.
+  idempotent:
+    support: full
+    details: Once committed, a second run finds the groups at the translated offsets (RV(offsets[].action=up_to_date)).
+notes:
+  - The broker itself also refuses a commit to a group that has members; the module checks membership first to report it clearly.
+  - A translated offset can be up to C(offset.lag.max) records before the exact position: consumers re-read, never skip.
+seealso:
+  - module: kafkaops.mirror.kafka_mirror_status
+  - module: kafkaops.mirror.kafka_consumer_group_info
+author:
+  - kafkaops.mirror contributors
+"""
+
+EXAMPLES = r"""
+- name: Show what failover would commit for the orders groups
+  kafkaops.mirror.kafka_mirror_offsets:
+    bootstrap_servers: [wn0-second:9092]
+    source_alias: primary
+    groups: ['orders-.*']
+  register: plan
+
+- name: Translate with the source's current offsets and offset-syncs, commit, and verify by fingerprint
+  kafkaops.mirror.kafka_mirror_offsets:
+    bootstrap_servers: [wn0-second:9092]
+    source_alias: primary
+    target_alias: secondary
+    source:
+      bootstrap_servers: [wn0-primar:9092]
+    offset_syncs: true
+    apply: true
+    verify: true
+"""
+
+RETURN = r"""
+offsets:
+  description: One entry per group, target topic and partition.
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    group: {description: Consumer group., type: str, returned: always}
+    topic: {description: Topic name on the target (remote name under the replication policy)., type: str, returned: always}
+    source_topic: {description: Topic name on the source., type: str, returned: always}
+    partition: {description: Partition., type: int, returned: always}
+    source_offset: {description: The group's committed offset on the source (null without O(source))., type: int, returned: always}
+    checkpoint_upstream_offset: {description: Source offset of the latest checkpoint (null when none)., type: int, returned: always}
+    checkpoint_downstream_offset: {description: Target offset of the latest checkpoint (null when none)., type: int, returned: always}
+    translated_offset: {description: Offset to commit on the target (null when there is no translation)., type: int, returned: always}
+    basis: {description: What the translation came from, V(offset_sync), V(checkpoint) or V(checkpoint_behind)., type: str, returned: always}
+    target_committed_offset: {description: The group's committed offset on the target before this run., type: int, returned: always}
+    target_end_offset: {description: End offset of the target partition (null when the topic is missing)., type: int, returned: always}
+    active: {description: Whether the group has active members on the target., type: bool, returned: always}
+    action:
+      description: V(commit), V(up_to_date), V(refused_active), V(would_rewind), V(target_behind) or V(no_translation).
+      type: str
+      returned: always
+    reason: {description: Why this action., type: str, returned: always}
+    verification:
+      description: With O(verify=true), where the target position lands (status V(exact), V(re_read), V(lost), V(at_end), V(unverified)).
+      type: dict
+      returned: when verified
+groups:
+  description: Per group, its state on the target and overall status (V(commit), V(up_to_date), V(refused_active), V(incomplete)).
+  returned: always
+  type: list
+  elements: dict
+committed:
+  description: Groups and partitions committed (or that would be, in check mode), as C({group: {"topic:partition": offset}}).
+  returned: always
+  type: dict
+refused:
+  description: Groups with active members on the target that were not touched.
+  returned: always
+  type: list
+  elements: str
+untranslated:
+  description: Entries of RV(offsets) with no translation, C("group topic:partition").
+  returned: always
+  type: list
+  elements: str
+checkpoints_found:
+  description: Whether the checkpoints topic exists on the target.
+  returned: always
+  type: bool
+offset_syncs_found:
+  description: Whether the offset-syncs topic exists (null when O(offset_syncs=false)).
+  returned: always
+  type: bool
+undecodable:
+  description: Internal-topic records that did not decode (skipped).
+  returned: always
+  type: list
+  elements: str
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_client import (
+    KafkaConnectionError,
+    KafkaError,
+    ensure_kafka_python,
+    kafka_connection_argument_spec,
+)
+from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_offsets import OffsetsError, run_offsets, validate_params
+
+
+def main():
+    spec = kafka_connection_argument_spec()
+    spec.update(
+        source_alias=dict(type="str", required=True),
+        target_alias=dict(type="str"),
+        groups=dict(type="list", elements="str", default=[".*"]),
+        source=dict(type="dict", options=kafka_connection_argument_spec()),
+        offset_syncs=dict(type="bool", default=False),
+        offset_syncs_location=dict(type="str", choices=["source", "target"], default="source"),
+        replication_policy=dict(type="str", choices=["default", "identity"], default="default"),
+        replication_policy_separator=dict(type="str", default="."),
+        apply=dict(type="bool", default=False),
+        allow_rewind=dict(type="bool", default=False),
+        verify=dict(type="bool", default=False),
+        verify_window=dict(type="int", default=200),
+        read_timeout=dict(type="int", default=60),
+        commit_metadata=dict(type="str", default="kafkaops.mirror failover"),
+    )
+    module = AnsibleModule(argument_spec=spec, supports_check_mode=True)
+    problems = validate_params(module.params)
+    if problems:
+        module.fail_json(msg="kafka_mirror_offsets: invalid options, nothing was read or changed: " + "; ".join(problems) + ".")
+    ensure_kafka_python(module)
+    try:
+        result = run_offsets(module.params, check_mode=module.check_mode, diff=module._diff)
+    except (KafkaConnectionError, OffsetsError) as exc:
+        module.fail_json(msg=str(exc))
+    except KafkaError as exc:
+        module.fail_json(msg=f"kafka_mirror_offsets: Kafka request failed ({type(exc).__name__}: {exc}); nothing more was committed. "
+                             f"Check the connection options and that the clusters are healthy, then run again.")
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()
