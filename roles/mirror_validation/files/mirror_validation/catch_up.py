@@ -1,0 +1,50 @@
+"""Wait until the target has caught up with the source snapshot before comparing."""
+from __future__ import annotations
+
+import time
+
+from .errors import ValidationUnavailable
+
+
+def partitions_behind(pairs, target_offsets, latest_syncs):
+    """(pair, partition) whose target end has not reached the snapshot according to MM2's offset syncs.
+
+    A sync (u -> d) says source offset u became target offset d; records after u follow one by one,
+    so the snapshot end e is reached when the target end is at least d + (e - u).
+    Partitions without a sync cannot be judged this way and are never reported behind.
+    """
+    behind = []
+    for pair in pairs:
+        for partition, (_, source_end) in sorted(pair.source_offsets.items()):
+            sync = latest_syncs.get((pair.index, partition))
+            if sync is None:
+                continue
+            upstream, downstream = sync
+            target_end = target_offsets.get(pair.index, {}).get(partition, (0, 0))[1]
+            if target_end < downstream + (source_end - upstream):
+                behind.append((pair.index, partition))
+    return behind
+
+
+def wait_for_target(read_target_offsets, pairs, latest_syncs, timeout_s, interval_s, clock=time.monotonic, sleep=time.sleep):
+    """Poll the target end offsets until they stop moving and no partition is behind; return the last poll.
+
+    `read_target_offsets()` returns {pair index: {partition: (begin, end)}}.
+    Raises ValidationUnavailable after `timeout_s` seconds.
+    """
+    deadline = clock() + timeout_s
+    previous = read_target_offsets()
+    while True:
+        sleep(interval_s)
+        current = read_target_offsets()
+        behind = partitions_behind(pairs, current, latest_syncs)
+        if current == previous and not behind:
+            return current
+        if clock() >= deadline:
+            names = {pair.index: pair.target_topic for pair in pairs}
+            still = ["%s[%d]" % (names[index], partition) for index, partition in behind] or ["end offsets still moving"]
+            raise ValidationUnavailable(
+                "the target did not catch up with the source snapshot within %.0f s (%s); check MirrorMaker 2's lag"
+                " or raise --catch-up-timeout" % (timeout_s, ", ".join(still[:10]))
+            )
+        previous = current

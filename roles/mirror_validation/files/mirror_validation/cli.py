@@ -1,0 +1,112 @@
+"""Command line of the validation job: parse, run in Spark, write the reports, exit 0/1/2."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import zipfile
+
+from . import html_report, job
+from .connection import SIDES, add_connection_arguments, connection_from_arguments, password_env_var
+from .kafka_reader import CLIENTS
+from .naming import POLICIES
+from .report import UNAVAILABLE
+
+PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(
+        prog="validate_mirror.py",
+        description="Prove that MirrorMaker 2 mirrored every record of the selected topics. Exit code 0 = passed,"
+                    " 1 = mirror defects found, 2 = could not validate. SASL passwords are read from %s and %s."
+                    % (password_env_var("source"), password_env_var("target")),
+    )
+    for side in SIDES:
+        add_connection_arguments(parser, side)
+    parser.add_argument("--topics", required=True, help="regular expression (full match) of source topics to validate")
+    parser.add_argument("--exclude", help="regular expression (full match) of source topics to leave out")
+    parser.add_argument("--source-alias", required=True, help="MM2 alias of the source cluster (prefix of remote topics)")
+    parser.add_argument("--target-alias", help="MM2 alias of the target cluster; enables the offset-sync anchor check")
+    parser.add_argument("--policy", choices=POLICIES, default="default", help="MM2 replication policy")
+    parser.add_argument("--separator", default=".", help="replication.policy.separator")
+    parser.add_argument("--offset-syncs-location", choices=("source", "target"), default="source", help="offset-syncs.topic.location")
+    parser.add_argument("--report", help="write the JSON report here")
+    parser.add_argument("--html", help="write the HTML report here")
+    parser.add_argument("--catch-up-timeout", type=float, default=300.0, help="seconds to wait for the target to catch up")
+    parser.add_argument("--catch-up-interval", type=float, default=5.0, help="seconds between polls of the target end offsets")
+    parser.add_argument("--max-duplicate-ratio", type=float, default=0.01,
+                        help="duplicates per source record tolerated per topic (MM2 is at-least-once)")
+    parser.add_argument("--slice-records", type=int, default=250000, help="offsets per Spark task")
+    parser.add_argument("--client", choices=CLIENTS, default="auto", help="Kafka client; auto prefers confluent-kafka")
+    parser.add_argument("--receive-max-bytes", type=int, help="largest broker response the client accepts (client default when unset)")
+    parser.add_argument("--read-timeout", type=float, default=30.0, help="seconds without progress before a read fails")
+    parser.add_argument("--sample-limit", type=int, default=10, help="offsets kept per defect kind and partition")
+    return parser
+
+
+def options_from_arguments(args, environ=None):
+    problems = []
+    if args.max_duplicate_ratio < 0:
+        problems.append("--max-duplicate-ratio must be >= 0")
+    if args.slice_records < 1:
+        problems.append("--slice-records must be >= 1")
+    if args.catch_up_timeout < 0 or args.catch_up_interval <= 0:
+        problems.append("--catch-up-timeout must be >= 0 and --catch-up-interval > 0")
+    if problems:
+        raise ValueError("; ".join(problems))
+    return job.JobOptions(
+        source=connection_from_arguments(args, "source", args.receive_max_bytes, environ),
+        target=connection_from_arguments(args, "target", args.receive_max_bytes, environ),
+        topics=args.topics, exclude=args.exclude, source_alias=args.source_alias, target_alias=args.target_alias,
+        policy=args.policy, separator=args.separator, offset_syncs_location=args.offset_syncs_location,
+        catch_up_timeout_s=args.catch_up_timeout, catch_up_interval_s=args.catch_up_interval,
+        max_duplicate_ratio=args.max_duplicate_ratio, slice_records=args.slice_records, client=args.client,
+        read_timeout_s=args.read_timeout, sample_limit=args.sample_limit,
+    )
+
+
+def ship_package(spark):
+    """Make this package importable in the executors' Python workers.
+
+    When it already came from a zip (spark-submit --py-files), Spark ships it; from a plain directory,
+    zip it and add it to the context.
+    """
+    if zipfile.is_zipfile(os.path.dirname(PACKAGE_DIR)):
+        return
+    handle, archive = tempfile.mkstemp(prefix="mirror_validation-", suffix=".zip")
+    os.close(handle)
+    with zipfile.ZipFile(archive, "w") as bundle:
+        for name in sorted(os.listdir(PACKAGE_DIR)):
+            if name.endswith(".py"):
+                bundle.write(os.path.join(PACKAGE_DIR, name), "mirror_validation/%s" % name)
+    spark.sparkContext.addPyFile(archive)
+
+
+def write_reports(result, json_path, html_path):
+    for path, text in ((json_path, json.dumps(result, indent=2, sort_keys=True)), (html_path, html_report.render(result) if html_path else None)):
+        if path:
+            directory = os.path.dirname(os.path.abspath(path))
+            os.makedirs(directory, exist_ok=True)
+            with open(path, "w", encoding="utf-8") as handle:
+                handle.write(text)
+
+
+def main(argv=None, spark=None):
+    args = build_parser().parse_args(argv)
+    try:
+        options = options_from_arguments(args)
+    except ValueError as error:
+        print("mirror validation: bad arguments: %s" % error, file=sys.stderr)
+        return UNAVAILABLE
+    if spark is None:
+        from pyspark.sql import SparkSession  # pylint: disable=import-outside-toplevel
+
+        spark = SparkSession.builder.appName("kafkaops-mirror-validation").getOrCreate()
+        ship_package(spark)
+    result = job.run(spark, options)
+    write_reports(result, args.report, args.html)
+    print("mirror validation %s: %s" % ("passed" if result["passed"] else "FAILED", result["message"]))
+    return result["exit_code"]

@@ -1,0 +1,146 @@
+"""Per topic-partition comparison of source and target fingerprints, as DataFrame -> DataFrame steps.
+
+MM2 keeps partition numbers and the order within a partition, so every check is per (pair, partition).
+Identical records may legitimately occur several times on the source; the k-th copy of a fingerprint
+on the source is matched with the k-th copy on the target (both in offset order), so only copies
+beyond the source's count are duplicates.
+
+Input columns: side, pair, partition, offset, fp (see spark_io.RECORD_SCHEMA);
+bounds columns: pair, partition, source_begin, source_end, target_begin, target_end.
+"""
+from __future__ import annotations
+
+from pyspark.sql import Window
+from pyspark.sql import functions as F
+
+from .slices import SOURCE, TARGET
+
+KINDS = ("matched", "missing", "duplicate", "unexpected", "expired", "expired_on_target")
+KEYS = ["pair", "partition"]
+
+
+def number_copies(records):
+    """Add `copy`: 1 for the first record with this fingerprint in its side's partition, 2 for the next..."""
+    copies = Window.partitionBy("side", "pair", "partition", "fp").orderBy("offset")
+    return records.withColumn("copy", F.row_number().over(copies))
+
+
+def match_copies(records):
+    """One row per fingerprint copy: source_offset and/or target_offset (null where that side lacks it)."""
+    numbered = records.transform(number_copies)
+    source = numbered.filter(F.col("side") == SOURCE).select(*KEYS, "fp", "copy", F.col("offset").alias("source_offset"))
+    target = numbered.filter(F.col("side") == TARGET).select(*KEYS, "fp", "copy", F.col("offset").alias("target_offset"))
+    return source.join(target, KEYS + ["fp", "copy"], "full_outer")
+
+
+def classify(matched, bounds):
+    """Add `kind` (one of KINDS) to every matched-copies row.
+
+    Retention is the only excuse for a one-sided record: a target record that precedes the first
+    matched one while the source log start is above 0 lost its source copy to retention (`expired`),
+    and likewise a source record before the first match when the target log start is above 0
+    (`expired_on_target`).
+    """
+    both = F.col("source_offset").isNotNull() & F.col("target_offset").isNotNull()
+    first_matches = (
+        matched.filter(both).groupBy(*KEYS)
+        .agg(F.min("source_offset").alias("first_matched_source"), F.min("target_offset").alias("first_matched_target"))
+    )
+    in_source = F.max(F.col("source_offset").isNotNull().cast("int")).over(Window.partitionBy(*KEYS, "fp")) == 1
+    # A partition without any match: every one-sided record counts as "before the first match".
+    beyond_any_offset = F.lit(2 ** 62)
+    before_first_source_match = F.col("source_offset") < F.coalesce(F.col("first_matched_source"), beyond_any_offset)
+    before_first_target_match = F.col("target_offset") < F.coalesce(F.col("first_matched_target"), beyond_any_offset)
+    kind = (
+        F.when(both, F.lit("matched"))
+        .when(
+            F.col("target_offset").isNull(),
+            F.when((F.col("target_begin") > 0) & before_first_source_match, F.lit("expired_on_target")).otherwise(F.lit("missing")),
+        )
+        .when((F.col("source_begin") > 0) & before_first_target_match, F.lit("expired"))
+        .when(F.col("in_source"), F.lit("duplicate"))
+        .otherwise(F.lit("unexpected"))
+    )
+    return (
+        matched.withColumn("in_source", in_source)
+        .join(F.broadcast(first_matches), KEYS, "left")
+        .join(F.broadcast(bounds.select(*KEYS, "source_begin", "target_begin")), KEYS, "left")
+        .withColumn("kind", kind)
+        .drop("in_source", "first_matched_source", "first_matched_target", "source_begin", "target_begin")
+    )
+
+
+def order_violations(classified):
+    """Target offsets of matched records that come after a record that is later on the source.
+
+    Duplicates and one-sided records are left out, so this counts breaks in the order of the
+    target sequence with duplicates removed: a swap of two records is one violation.
+    """
+    by_target_order = Window.partitionBy(*KEYS).orderBy("target_offset")
+    return (
+        classified.filter(F.col("kind") == "matched")
+        .select(*KEYS, "source_offset", "target_offset")
+        .withColumn("previous_source_offset", F.lag("source_offset").over(by_target_order))
+        .filter(F.col("source_offset") < F.col("previous_source_offset"))
+        .select(*KEYS, "target_offset")
+    )
+
+
+def partition_counts(classified, violations, bounds):
+    """One row per (pair, partition) of `bounds` with the record counts and defect counts."""
+    def count_kind(*kinds):
+        return F.sum(F.col("kind").isin(*kinds).cast("long"))
+
+    counts = classified.groupBy(*KEYS).agg(
+        F.count("source_offset").alias("source_count"),
+        F.count("target_offset").alias("target_count"),
+        count_kind("missing").alias("missing"),
+        count_kind("duplicate").alias("duplicates"),
+        count_kind("unexpected").alias("unexpected"),
+        count_kind("expired", "expired_on_target").alias("expired"),
+    )
+    violation_counts = violations.groupBy(*KEYS).agg(F.count("*").alias("order_violations"))
+    zero_filled = ["source_count", "target_count", "missing", "duplicates", "unexpected", "expired", "order_violations"]
+    return (
+        bounds.select(*KEYS)
+        .join(counts, KEYS, "left")
+        .join(violation_counts, KEYS, "left")
+        .fillna(0, subset=zero_filled)
+    )
+
+
+def defect_samples(classified, violations, limit):
+    """The first `limit` offsets per (pair, partition, kind) of every defect kind.
+
+    Offsets are source offsets for missing and expired_on_target, target offsets for the rest.
+    """
+    one_sided = classified.filter(F.col("kind") != "matched").select(
+        *KEYS, "kind", F.coalesce("target_offset", "source_offset").alias("offset")
+    )
+    ordered = violations.select(*KEYS, F.lit("order_violation").alias("kind"), F.col("target_offset").alias("offset"))
+    first = Window.partitionBy(*KEYS, "kind").orderBy("offset")
+    return (
+        one_sided.unionByName(ordered)
+        .withColumn("rank", F.row_number().over(first))
+        .filter(F.col("rank") <= limit)
+        .groupBy(*KEYS, "kind")
+        .agg(F.sort_array(F.collect_list("offset")).alias("offsets"))
+    )
+
+
+def misplaced_samples(classified, limit):
+    """Records missing from their source partition that appear, unexpected, in another target partition."""
+    missing = classified.filter(F.col("kind") == "missing").select(
+        "pair", "fp", F.col("partition").alias("source_partition"), "source_offset"
+    )
+    unexpected = classified.filter(F.col("kind") == "unexpected").select(
+        "pair", "fp", F.col("partition").alias("target_partition"), "target_offset"
+    )
+    first = Window.partitionBy("pair", "source_partition").orderBy("source_offset")
+    return (
+        missing.join(unexpected, ["pair", "fp"])
+        .filter(F.col("source_partition") != F.col("target_partition"))
+        .withColumn("rank", F.row_number().over(first))
+        .filter(F.col("rank") <= limit)
+        .select("pair", "source_partition", "source_offset", "target_partition", "target_offset")
+    )

@@ -1,0 +1,252 @@
+"""Read one side of the mirror: topic metadata, offsets and the records of one offset range.
+
+Two interchangeable backends: confluent-kafka (librdkafka, much faster) when importable, else
+kafka-python. Both yield the same RawRecord values, so fingerprints and reports do not depend on
+which one ran.
+"""
+from __future__ import annotations
+
+import time
+from collections import namedtuple
+
+from .errors import ValidationUnavailable
+
+RawRecord = namedtuple("RawRecord", "offset key value headers timestamp create_time")
+
+CLIENTS = ("auto", "confluent", "kafka-python")
+_GROUP_ID = "kafkaops-mirror-validation"  # only needed by librdkafka; nothing is ever committed
+_POLL_BATCH = 10000
+
+
+def confluent_available():
+    try:
+        import confluent_kafka  # noqa: F401 pylint: disable=unused-import
+    except ImportError:
+        return False
+    return True
+
+
+def resolve_client(client):
+    if client == "auto":
+        return "confluent" if confluent_available() else "kafka-python"
+    return client
+
+
+def open_reader(connection, client="auto", timeout_s=30.0):
+    """A reader for `connection` with the requested client ('auto' prefers confluent-kafka)."""
+    if resolve_client(client) == "confluent":
+        return ConfluentReader(connection, timeout_s)
+    return KafkaPythonReader(connection, timeout_s)
+
+
+class _Reader:
+    name = ""
+
+    def __init__(self, connection, timeout_s):
+        self.connection = connection
+        self.timeout_s = timeout_s
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _unavailable(self, what, error):
+        return ValidationUnavailable(
+            "%s failed on %s with %s: %s; check that the brokers are reachable from this host and the security settings"
+            % (what, self.connection.bootstrap_servers, self.name, error)
+        )
+
+    def _stalled(self, topic, partition, position, end):
+        return ValidationUnavailable(
+            "reading %s[%d] on %s stalled at offset %d (wanted up to %d) for %.0f s; the broker stopped answering"
+            " or the response exceeds the receive size (raise --receive-max-bytes)"
+            % (topic, partition, self.connection.bootstrap_servers, position, end, self.timeout_s)
+        )
+
+
+class ConfluentReader(_Reader):
+    name = "confluent-kafka"
+
+    def __init__(self, connection, timeout_s):
+        super().__init__(connection, timeout_s)
+        from confluent_kafka import Consumer  # pylint: disable=import-outside-toplevel
+
+        config = dict(connection.confluent_config())
+        config.update({
+            "group.id": _GROUP_ID,
+            "enable.auto.commit": False,
+            "enable.auto.offset.store": False,
+            "enable.partition.eof": True,
+            # Records deleted by retention since the snapshot are simply not there: start at the log start.
+            "auto.offset.reset": "earliest",
+        })
+        self._consumer = Consumer(config)
+
+    def close(self):
+        self._consumer.close()
+
+    def topics(self):
+        """{topic: partition count} of every topic the cluster lists."""
+        try:
+            metadata = self._consumer.list_topics(timeout=self.timeout_s)
+        except Exception as error:  # librdkafka raises KafkaException with a transport error
+            raise self._unavailable("listing topics", error) from error
+        return {name: len(topic.partitions) for name, topic in metadata.topics.items() if topic.error is None}
+
+    def offsets(self, topic, partitions):
+        """{partition: (log start offset, end offset)} from ListOffsets."""
+        from confluent_kafka import TopicPartition  # pylint: disable=import-outside-toplevel
+
+        result = {}
+        for partition in partitions:
+            try:
+                result[partition] = self._consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=self.timeout_s)
+            except Exception as error:
+                raise self._unavailable("listing offsets of %s[%d]" % (topic, partition), error) from error
+        return result
+
+    def timestamp_types(self, topics):
+        """{topic: message.timestamp.type}; topics whose config cannot be read are left out."""
+        from confluent_kafka.admin import AdminClient, ConfigResource  # pylint: disable=import-outside-toplevel
+
+        if not topics:
+            return {}
+        admin = AdminClient(self.connection.confluent_config())
+        futures = admin.describe_configs([ConfigResource("topic", topic) for topic in topics], request_timeout=self.timeout_s)
+        result = {}
+        for resource, future in futures.items():
+            try:
+                entries = future.result(timeout=self.timeout_s)
+            except Exception:  # pylint: disable=broad-except  # no DescribeConfigs permission: fall back to no timestamps
+                continue
+            if "message.timestamp.type" in entries:
+                result[resource.name] = entries["message.timestamp.type"].value
+        return result
+
+    def read(self, topic, partition, start, end):
+        """Records of [start, end), stopping early at the fetch high watermark (end offsets may be stale)."""
+        from confluent_kafka import KafkaError, TopicPartition, TIMESTAMP_CREATE_TIME  # pylint: disable=import-outside-toplevel
+
+        if start >= end:
+            return
+        self._consumer.assign([TopicPartition(topic, partition, start)])
+        position = start
+        last_progress = time.monotonic()
+        try:
+            while True:
+                messages = self._consumer.consume(num_messages=_POLL_BATCH, timeout=1.0)
+                if not messages:
+                    if time.monotonic() - last_progress > self.timeout_s:
+                        raise self._stalled(topic, partition, position, end)
+                    continue
+                last_progress = time.monotonic()
+                for message in messages:
+                    error = message.error()
+                    if error is not None:
+                        if error.code() == KafkaError._PARTITION_EOF:  # pylint: disable=protected-access
+                            return
+                        raise self._unavailable("reading %s[%d]" % (topic, partition), error)
+                    offset = message.offset()
+                    if offset >= end:
+                        return
+                    position = offset + 1
+                    timestamp_type, timestamp = message.timestamp()
+                    yield RawRecord(offset, message.key(), message.value(), message.headers() or (), timestamp,
+                                    timestamp_type == TIMESTAMP_CREATE_TIME)
+                    if position >= end:
+                        return
+        finally:
+            self._consumer.unassign()
+
+
+class KafkaPythonReader(_Reader):
+    name = "kafka-python"
+
+    def __init__(self, connection, timeout_s):
+        super().__init__(connection, timeout_s)
+        from kafka import KafkaConsumer  # pylint: disable=import-outside-toplevel
+        from kafka.errors import KafkaError  # pylint: disable=import-outside-toplevel
+
+        try:
+            self._consumer = KafkaConsumer(
+                group_id=None,
+                enable_auto_commit=False,
+                auto_offset_reset="earliest",
+                request_timeout_ms=int(timeout_s * 1000) + 5000,
+                **connection.kafka_python_config()
+            )
+        except KafkaError as error:
+            raise self._unavailable("connecting", error) from error
+
+    def close(self):
+        self._consumer.close()
+
+    def topics(self):
+        from kafka.errors import KafkaError  # pylint: disable=import-outside-toplevel
+
+        try:
+            names = self._consumer.topics()
+            return {name: len(self._consumer.partitions_for_topic(name) or ()) for name in names}
+        except KafkaError as error:
+            raise self._unavailable("listing topics", error) from error
+
+    def offsets(self, topic, partitions):
+        from kafka import TopicPartition  # pylint: disable=import-outside-toplevel
+        from kafka.errors import KafkaError  # pylint: disable=import-outside-toplevel
+
+        assigned = [TopicPartition(topic, partition) for partition in partitions]
+        try:
+            begin = self._consumer.beginning_offsets(assigned)
+            end = self._consumer.end_offsets(assigned)
+        except KafkaError as error:
+            raise self._unavailable("listing offsets of %s" % topic, error) from error
+        return {tp.partition: (begin[tp], end[tp]) for tp in assigned}
+
+    def timestamp_types(self, topics):
+        from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient  # pylint: disable=import-outside-toplevel
+
+        if not topics:
+            return {}
+        try:
+            admin = KafkaAdminClient(**self.connection.kafka_python_config())
+        except Exception:  # pylint: disable=broad-except  # admin API unusable: fall back to no timestamps
+            return {}
+        try:
+            described = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic) for topic in topics], config_filter="all")
+        except Exception:  # pylint: disable=broad-except  # no DescribeConfigs permission
+            return {}
+        finally:
+            admin.close()
+        result = {}
+        for topic, entries in described.get("topic", {}).items():
+            entry = entries.get("message.timestamp.type")
+            if entry is not None:
+                result[topic] = entry["value"]
+        return result
+
+    def read(self, topic, partition, start, end):
+        from kafka import TopicPartition  # pylint: disable=import-outside-toplevel
+
+        if start >= end:
+            return
+        assigned = TopicPartition(topic, partition)
+        self._consumer.assign([assigned])
+        self._consumer.seek(assigned, start)
+        position = start
+        last_progress = time.monotonic()
+        while position < end:
+            batch = self._consumer.poll(timeout_ms=1000, max_records=_POLL_BATCH).get(assigned, ())
+            for record in batch:
+                if record.offset >= end:
+                    return
+                position = record.offset + 1
+                yield RawRecord(record.offset, record.key, record.value, record.headers or (), record.timestamp, record.timestamp_type == 0)
+            if batch:
+                last_progress = time.monotonic()
+            highwater = self._consumer.highwater(assigned)
+            if highwater is not None and self._consumer.position(assigned) >= highwater:
+                return
+            if not batch and time.monotonic() - last_progress > self.timeout_s:
+                raise self._stalled(topic, partition, position, end)

@@ -1,0 +1,26 @@
+"""Cut partitions into offset ranges, the unit of work of one Spark task."""
+from __future__ import annotations
+
+from collections import namedtuple
+
+SOURCE = 0
+TARGET = 1
+
+# side: SOURCE or TARGET; pair: index of the (source topic, target topic) pair; [start, end) offsets.
+Slice = namedtuple("Slice", "side pair topic partition start end with_timestamp")
+
+
+def offset_ranges(start, end, size):
+    """[start, end) cut into consecutive ranges of at most `size` offsets."""
+    if size < 1:
+        raise ValueError("slice size must be at least 1, got %r" % size)
+    return [(low, min(low + size, end)) for low in range(start, end, size)]
+
+
+def slice_partitions(side, pair, topic, offsets, size, with_timestamp=False):
+    """Slices for every partition of one topic; `offsets` is {partition: (begin, end)}."""
+    return [
+        Slice(side, pair, topic, partition, low, high, with_timestamp)
+        for partition, (begin, end) in sorted(offsets.items())
+        for low, high in offset_ranges(begin, end, size)
+    ]

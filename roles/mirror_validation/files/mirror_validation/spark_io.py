@@ -1,0 +1,96 @@
+"""Spark stages that touch Kafka: every record is read and fingerprinted inside a Spark task.
+
+Only fingerprints (16 bytes plus coordinates) and decoded MM2 control records leave the tasks;
+nothing is collected to the driver here.
+"""
+from __future__ import annotations
+
+from pyspark.sql import types as T
+
+from .fingerprint import record_fingerprint
+from .kafka_reader import open_reader
+from .mm2_formats import RecordFormatError, decode_checkpoint, decode_offset_sync
+
+RECORD_SCHEMA = T.StructType([
+    T.StructField("side", T.ByteType(), False),
+    T.StructField("pair", T.IntegerType(), False),
+    T.StructField("partition", T.IntegerType(), False),
+    T.StructField("offset", T.LongType(), False),
+    T.StructField("fp", T.BinaryType(), False),
+])
+
+OFFSET_SYNC_SCHEMA = T.StructType([
+    T.StructField("pair", T.IntegerType(), False),
+    T.StructField("partition", T.IntegerType(), False),
+    T.StructField("upstream", T.LongType(), False),
+    T.StructField("downstream", T.LongType(), False),
+])
+
+CHECKPOINT_SCHEMA = T.StructType([
+    T.StructField("group", T.StringType(), False),
+    T.StructField("pair", T.IntegerType(), False),
+    T.StructField("partition", T.IntegerType(), False),
+    T.StructField("upstream", T.LongType(), False),
+    T.StructField("downstream", T.LongType(), False),
+    T.StructField("record_offset", T.LongType(), False),
+])
+
+
+class ReadSettings:
+    """What a Spark task needs to open a reader: plain data, pickled into the task."""
+
+    def __init__(self, connections, client, timeout_s):
+        self.connections = connections  # {side: Connection}
+        self.client = client
+        self.timeout_s = timeout_s
+
+
+def _fingerprint_slices(settings, slices):
+    for part in slices:
+        with open_reader(settings.connections[part.side], settings.client, settings.timeout_s) as reader:
+            for record in reader.read(part.topic, part.partition, part.start, part.end):
+                timestamp = record.timestamp if part.with_timestamp else None
+                yield (part.side, part.pair, part.partition, record.offset,
+                       record_fingerprint(record.key, record.value, record.headers, timestamp))
+
+
+def _tasks(spark, slices, reader_function):
+    # One task per slice: the slice size is the knob for parallelism and task memory.
+    return spark.sparkContext.parallelize(slices, max(len(slices), 1)).mapPartitions(reader_function)
+
+
+def read_fingerprints(spark, settings, slices):
+    """DataFrame(side, pair, partition, offset, fp) of every record in `slices`."""
+    return spark.createDataFrame(_tasks(spark, slices, lambda part: _fingerprint_slices(settings, part)), RECORD_SCHEMA)
+
+
+def _decoded(settings, slices, decode):
+    for part in slices:
+        with open_reader(settings.connections[part.side], settings.client, settings.timeout_s) as reader:
+            for record in reader.read(part.topic, part.partition, part.start, part.end):
+                try:
+                    decoded = decode(record.key, record.value)
+                except RecordFormatError:
+                    continue  # tombstones and foreign records on the internal topic carry no sync
+                yield decoded, record.offset
+
+
+def read_offset_syncs(spark, settings, slices, pair_of_source_topic):
+    """DataFrame(pair, partition, upstream, downstream) of the offset syncs of validated topics."""
+    def rows(part):
+        for sync, _ in _decoded(settings, part, decode_offset_sync):
+            if sync.topic in pair_of_source_topic:
+                yield (pair_of_source_topic[sync.topic], sync.partition, sync.upstream_offset, sync.downstream_offset)
+
+    return spark.createDataFrame(_tasks(spark, slices, rows), OFFSET_SYNC_SCHEMA)
+
+
+def read_checkpoints(spark, settings, slices, pair_of_target_topic):
+    """DataFrame(group, pair, partition, upstream, downstream, record_offset) of the checkpoints of validated topics."""
+    def rows(part):
+        for checkpoint, offset in _decoded(settings, part, decode_checkpoint):
+            if checkpoint.topic in pair_of_target_topic:
+                yield (checkpoint.group, pair_of_target_topic[checkpoint.topic], checkpoint.partition,
+                       checkpoint.upstream_offset, checkpoint.downstream_offset, offset)
+
+    return spark.createDataFrame(_tasks(spark, slices, rows), CHECKPOINT_SCHEMA)

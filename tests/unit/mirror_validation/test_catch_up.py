@@ -1,0 +1,46 @@
+import pytest
+
+from mirror_validation.catch_up import partitions_behind, wait_for_target
+from mirror_validation.errors import ValidationUnavailable
+from mirror_validation.topic_pairs import TopicPair
+
+
+def pair():
+    return TopicPair(0, "orders", "primary.orders", 2, 2, source_offsets={0: (0, 100), 1: (0, 50)})
+
+
+@pytest.mark.parametrize("target_ends, syncs, behind", [
+    ({0: 100, 1: 50}, {(0, 0): (90, 90), (0, 1): (40, 40)}, []),
+    ({0: 99, 1: 50}, {(0, 0): (90, 90), (0, 1): (40, 40)}, [(0, 0)]),
+    # the target numbering may be shifted (target began later): only the distance after the sync counts
+    ({0: 15, 1: 50}, {(0, 0): (90, 5)}, []),
+    ({0: 0, 1: 0}, {}, []),  # without syncs nothing can be called behind
+])
+def test_partitions_behind(target_ends, syncs, behind):
+    offsets = {0: {p: (0, end) for p, end in target_ends.items()}}
+    assert partitions_behind([pair()], offsets, syncs) == behind
+
+
+class FakeClock:
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+    def sleep(self, seconds):
+        self.now += seconds
+
+
+def test_wait_returns_once_offsets_stop_moving_and_reach_the_snapshot():
+    polls = iter([{0: {0: (0, 80), 1: (0, 50)}}, {0: {0: (0, 100), 1: (0, 50)}}, {0: {0: (0, 100), 1: (0, 50)}}])
+    clock = FakeClock()
+    result = wait_for_target(lambda: next(polls), [pair()], {(0, 0): (90, 90)}, 60, 5, clock=clock, sleep=clock.sleep)
+    assert result == {0: {0: (0, 100), 1: (0, 50)}}
+    assert clock.now == 10
+
+
+def test_wait_times_out_naming_the_partition_behind():
+    clock = FakeClock()
+    with pytest.raises(ValidationUnavailable, match=r"within 20 s \(primary.orders\[0\]\)"):
+        wait_for_target(lambda: {0: {0: (0, 10), 1: (0, 50)}}, [pair()], {(0, 0): (90, 90)}, 20, 5, clock=clock, sleep=clock.sleep)

@@ -1,0 +1,60 @@
+"""The per-partition comparison on small in-memory mirrors (Spark local[2])."""
+import pytest
+
+from mirror_validation import compare
+from frames import records_and_bounds
+from conftest import rows_of
+
+pytestmark = pytest.mark.spark
+COUNTS = ["partition", "source_count", "target_count", "missing", "duplicates", "unexpected", "order_violations", "expired"]
+
+
+def run(spark, source, target, **begins):
+    records, bounds = records_and_bounds(spark, source, target, **begins)
+    classified = compare.match_copies(records).transform(lambda matched: compare.classify(matched, bounds))
+    violations = compare.order_violations(classified)
+    counts = rows_of(compare.partition_counts(classified, violations, bounds), COUNTS)
+    samples = {(row[0], row[1]): row[2] for row in rows_of(compare.defect_samples(classified, violations, 10), ["partition", "kind", "offsets"])}
+    return counts, samples, classified
+
+
+@pytest.mark.parametrize("name, source, target, counts, samples", [
+    ("clean", "ABCD", "ABCD", (4, 4, 0, 0, 0, 0, 0), {}),
+    ("loss", "ABCD", "ABD", (4, 3, 1, 0, 0, 0, 0), {"missing": [2]}),
+    ("duplicate", "ABCD", "ABCCD", (4, 5, 0, 1, 0, 0, 0), {"duplicate": [3]}),
+    ("at-least-once redelivery", "ABCD", "ABCDBCD", (4, 7, 0, 3, 0, 0, 0), {"duplicate": [4, 5, 6]}),
+    ("reorder", "ABCD", "ABDC", (4, 4, 0, 0, 0, 1, 0), {"order_violation": [3]}),
+    ("one record moved far", "ABCDEF", "FABCDE", (6, 6, 0, 0, 0, 1, 0), {"order_violation": [1]}),
+    ("corrupted value", "ABCD", "ABXD", (4, 4, 1, 0, 1, 0, 0), {"missing": [2], "unexpected": [2]}),
+    ("identical records on the source are not duplicates", "AAB", "AAB", (3, 3, 0, 0, 0, 0, 0), {}),
+    ("losing one of two identical records", "AAB", "AB", (3, 2, 1, 0, 0, 0, 0), {"missing": [1]}),
+    ("empty partition", "", "", (0, 0, 0, 0, 0, 0, 0), {}),
+])
+def test_single_partition_classes(spark, name, source, target, counts, samples):
+    got_counts, got_samples, _ = run(spark, {0: source}, {0: target})
+    assert got_counts == [(0,) + counts], name
+    assert got_samples == {(0, kind): offsets for kind, offsets in samples.items()}, name
+
+
+def test_record_in_the_wrong_partition_is_missing_there_and_unexpected_here(spark):
+    counts, samples, classified = run(spark, {0: "AB", 1: "CD"}, {0: "A", 1: "CDB"})
+    assert counts == [(0, 2, 1, 1, 0, 0, 0, 0), (1, 2, 3, 0, 0, 1, 0, 0)]
+    assert samples == {(0, "missing"): [1], (1, "unexpected"): [2]}
+    assert rows_of(compare.misplaced_samples(classified, 10)) == [(0, 0, 1, 1, 2)]
+
+
+def test_records_deleted_by_source_retention_are_expired_not_unexpected(spark):
+    counts, samples, _ = run(spark, {0: "CD"}, {0: "ABCD"}, source_begin={0: 2})
+    assert counts == [(0, 2, 4, 0, 0, 0, 0, 2)]
+    assert samples == {(0, "expired"): [0, 1]}
+
+
+def test_records_deleted_by_target_retention_are_expired_not_missing(spark):
+    counts, samples, _ = run(spark, {0: "ABCD"}, {0: "CD"}, target_begin={0: 2})
+    assert counts == [(0, 4, 2, 0, 0, 0, 0, 2)]
+    assert samples == {(0, "expired_on_target"): [0, 1]}
+
+
+def test_junk_before_the_first_match_is_unexpected_when_nothing_expired(spark):
+    counts, _, _ = run(spark, {0: "CD"}, {0: "XCD"})
+    assert counts == [(0, 2, 3, 0, 0, 1, 0, 0)]

@@ -1,0 +1,42 @@
+import pytest
+
+from mirror_validation.errors import ValidationUnavailable
+from mirror_validation.naming import remote_topic, select_topics
+from mirror_validation.slices import SOURCE, offset_ranges, slice_partitions
+from mirror_validation.topic_pairs import pair_topics
+
+
+@pytest.mark.parametrize("policy, separator, expected", [
+    ("default", ".", "primary.orders"),
+    ("default", "_", "primary_orders"),
+    ("identity", ".", "orders"),
+])
+def test_remote_topic_names(policy, separator, expected):
+    assert remote_topic("orders", "primary", policy, separator) == expected
+
+
+def test_selection_is_full_match_and_skips_mm2_internal_topics():
+    names = ["orders", "orders-dlq", "payments", "heartbeats", "mm2-offset-syncs.secondary.internal",
+             "primary.checkpoints.internal", "__consumer_offsets", "tmp.scratch"]
+    assert select_topics(names, "orders|payments|tmp.*") == ["orders", "payments", "tmp.scratch"]
+    assert select_topics(names, ".*", exclude=r"tmp\..*|.*-dlq") == ["orders", "payments"]
+
+
+def test_offset_ranges_cover_every_offset_once():
+    assert offset_ranges(5, 17, 5) == [(5, 10), (10, 15), (15, 17)]
+    assert offset_ranges(3, 3, 5) == []
+    with pytest.raises(ValueError):
+        offset_ranges(0, 10, 0)
+
+
+def test_slices_per_partition():
+    slices = slice_partitions(SOURCE, 0, "orders", {1: (0, 3), 0: (10, 12)}, 2)
+    assert [(s.partition, s.start, s.end) for s in slices] == [(0, 10, 12), (1, 0, 2), (1, 2, 3)]
+
+
+def test_pairs_mark_missing_targets_and_no_match_is_an_error():
+    pairs = pair_topics({"orders": 8, "payments": 3}, {"primary.orders": 8}, ".*", None, "primary", "default", ".")
+    assert [(p.source_topic, p.target_topic, p.target_exists) for p in pairs] == [
+        ("orders", "primary.orders", True), ("payments", "primary.payments", False)]
+    with pytest.raises(ValidationUnavailable, match="no source topic matches"):
+        pair_topics({"orders": 8}, {}, "nothing", None, "primary", "default", ".")

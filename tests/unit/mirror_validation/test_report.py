@@ -1,0 +1,50 @@
+from mirror_validation.html_report import render
+from mirror_validation.report import DEFECTS, PASSED, UNAVAILABLE, exit_code, summary_message, topic_entry
+from mirror_validation.topic_pairs import TopicPair
+
+
+def pair(target_exists=True):
+    return TopicPair(0, "orders", "primary.orders", 2, 2 if target_exists else None,
+                     source_offsets={0: (0, 100), 1: (0, 100)}, target_offsets={0: (0, 100), 1: (0, 101)} if target_exists else {})
+
+
+def counts(**extra):
+    base = {"source_count": 100, "target_count": 100}
+    return {0: dict(base), 1: dict(base, **extra)}
+
+
+def test_clean_topic_passes():
+    topic = topic_entry(pair(), counts(), {}, {}, {}, {}, 0.0)
+    assert topic["status"] == "passed" and exit_code([topic]) == PASSED
+    assert topic["totals"]["source_count"] == 200
+
+
+def test_loss_is_a_defect_with_samples():
+    topic = topic_entry(pair(), counts(missing=1, target_count=99), {1: {"missing": [42]}}, {}, {}, {}, 0.0)
+    assert exit_code([topic]) == DEFECTS
+    assert topic["partitions"][1]["defects"] == ["missing"]
+    assert topic["partitions"][1]["samples"] == {"missing": [42]}
+    assert "missing 1" in summary_message([topic])
+
+
+def test_duplicates_judged_against_the_ratio():
+    within = topic_entry(pair(), counts(duplicates=1, target_count=101), {}, {}, {}, {}, 0.01)
+    beyond = topic_entry(pair(), counts(duplicates=1, target_count=101), {}, {}, {}, {}, 0.001)
+    assert within["status"] == "passed" and within["totals"]["duplicate_ratio"] == 0.005
+    assert beyond["status"] == "defects" and beyond["partitions"][1]["defects"] == ["duplicates"]
+
+
+def test_missing_target_cannot_be_validated_but_defects_win():
+    missing = topic_entry(pair(target_exists=False), {}, {}, {}, {}, {}, 0.0)
+    assert missing["status"] == "target_missing" and exit_code([missing]) == UNAVAILABLE
+    broken = topic_entry(pair(), counts(unexpected=1), {}, {}, {}, {}, 0.0)
+    assert exit_code([missing, broken]) == DEFECTS
+    assert exit_code([], error="timeout") == UNAVAILABLE
+
+
+def test_html_is_self_contained_and_highlights_defects():
+    topic = topic_entry(pair(), counts(missing=3), {}, {}, {}, {}, 0.0)
+    page = render({"passed": False, "message": "defects <found>", "started_at": "now", "duration_s": 1.0, "records_per_s": 5,
+                   "client": "kafka-python", "checks": {}, "topics": [topic], "groups": []})
+    assert "<svg" in page and "#e45756" in page and "defects &lt;found&gt;" in page
+    assert "src=" not in page and "href=" not in page and "<script" not in page
