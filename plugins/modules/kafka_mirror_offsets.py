@@ -99,7 +99,7 @@ attributes:
     details: Once committed, a second run finds the groups at the translated offsets (RV(offsets[].action=up_to_date)).
 notes:
   - The broker itself also refuses a commit to a group that has members; the module checks membership first to report it clearly.
-  - A translated offset can be up to C(offset.lag.max) records before the exact position: consumers re-read, never skip.
+  - A translated offset can be up to C(offset.lag.max) records before the exact position; consumers re-read, never skip.
 seealso:
   - module: kafkaops.mirror.kafka_mirror_status
   - module: kafkaops.mirror.kafka_consumer_group_info
@@ -161,7 +161,7 @@ groups:
   type: list
   elements: dict
 committed:
-  description: Groups and partitions committed (or that would be, in check mode), as C({group: {"topic:partition": offset}}).
+  description: Groups and partitions committed (or that would be, in check mode), as C(group) to C(topic:partition) to offset.
   returned: always
   type: dict
 refused:
