@@ -35,8 +35,6 @@ def _print_up(state: dict) -> None:
     for alias, cluster in state["clusters"].items():
         print(f"  {alias:<10} {cluster['name']:<12} kafka {cluster['bootstrap_servers']:<18} ambari {cluster['ambari']['url']}")
     print(f"  inventory: {state['dir']}/{api.INVENTORY_FILE}   state: {state['dir']}/{api.STATE_FILE}")
-    if not state.get("ambari_emulator", True):
-        print("  note: Ambari emulators not started (sandbox/ambari/__main__.py does not exist yet)")
 
 
 def main(argv: list | None = None) -> int:
@@ -45,13 +43,15 @@ def main(argv: list | None = None) -> int:
     parser.add_argument("--dir", default=api.DEFAULT_DIR, help="sandbox directory (default: %(default)s)")
     parser.add_argument("--provider", default="noida", choices=sorted(PROVIDERS), help="broker provider for `up` (default: %(default)s)")
     parser.add_argument("--net", type=int, default=0, help="second octet of every address, 127.N.C.X (default: %(default)s)")
+    parser.add_argument("--subnet", type=int, default=1, help="third octet of the primary; the secondary gets the next (default: %(default)s)")
     parser.add_argument("--primary-name", default="primary", help="cluster name of the primary (alias stays `primary`)")
     parser.add_argument("--secondary-name", default="secondary", help="cluster name of the secondary (alias stays `secondary`)")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     args = parser.parse_args(argv)
     try:
         if args.command == "up":
-            result = api.up(args.dir, args.provider, args.net, names={"primary": args.primary_name, "secondary": args.secondary_name})
+            result = api.up(args.dir, args.provider, args.net, names={"primary": args.primary_name, "secondary": args.secondary_name},
+                            subnet=args.subnet)
             return _emit(args, result, _print_up)
         if args.command == "down":
             result = api.down(args.dir)

@@ -21,7 +21,6 @@ from sandbox.supervisor import CRASHED_STATES, STOPPED_STATES, Program, Supervis
 from sandbox.topology import AMBARI_PORT, BROKER_PORT, Cluster, build_topology
 
 REPO = Path(__file__).resolve().parent.parent
-AMBARI_ENTRY = REPO / "sandbox" / "ambari" / "__main__.py"
 DEFAULT_DIR = ".sandbox"
 STATE_FILE = "state.json"
 INVENTORY_FILE = "inventory.yml"
@@ -29,10 +28,6 @@ INVENTORY_FILE = "inventory.yml"
 
 class SandboxError(RuntimeError):
     """Something the user can act on: the message says what failed, where, and what to do."""
-
-
-def ambari_available() -> bool:
-    return AMBARI_ENTRY.exists()
 
 
 def _supervisor(sandbox_dir: Path) -> Supervisor:
@@ -59,12 +54,11 @@ def _supervisord_running(state: dict) -> bool:
     return processes.alive(pid) and processes.belongs_to(pid, Path(state["dir"]))
 
 
-def _check_ports_free(clusters: list, provider, with_ambari: bool) -> None:
+def _check_ports_free(clusters: list, provider) -> None:
     wanted = []
     for cluster in clusters:
         wanted += [(cluster.broker_node.ip, port, f"{cluster.alias} broker") for port in (BROKER_PORT, *provider.extra_ports)]
-        if with_ambari:
-            wanted.append((cluster.head.ip, AMBARI_PORT, f"{cluster.alias} Ambari emulator"))
+        wanted.append((cluster.head.ip, AMBARI_PORT, f"{cluster.alias} Ambari emulator"))
     for host, port, what in wanted:
         if probes.port_in_use(host, port):
             raise SandboxError(f"{host}:{port} (the {what}) is already in use: another sandbox on this --net is probably running; "
@@ -82,21 +76,20 @@ def _cluster_layout(sandbox_dir: Path, cluster: Cluster, provider_name: str, iso
     broker.write_spec(cluster_dir, spec)
     programs = [Program(f"{cluster.alias}-broker", [sys.executable, "-m", "sandbox.broker", "--cluster-dir", str(cluster_dir)])]
     ambari = {"url": cluster.ambari_url, "cluster_name": cluster.name, "username": "admin", "password": password}
-    if ambari_available():
-        components = {"worker": ["KAFKA_BROKER"], "zookeeper": ["ZOOKEEPER_SERVER"], "head": []}
-        ambari_config = {
-            "host": cluster.head.ip,
-            "port": AMBARI_PORT,
-            "cluster_name": cluster.name,
-            "username": ambari["username"],
-            "password": password,
-            "hosts": [{"host_name": node.name, "ip": node.ip, "components": components[node.role]} for node in cluster.nodes],
-            "broker_config_file": str(cluster_dir / "broker-config.json"),
-            "restart_command": [*supervisor.ctl_command(), "restart", f"{cluster.alias}-broker"],
-            "state_file": str(cluster_dir / "ambari-state.json"),
-        }
-        _write_json(cluster_dir / "ambari.json", ambari_config)
-        programs.append(Program(f"{cluster.alias}-ambari", [sys.executable, "-m", "sandbox.ambari", "--config", str(cluster_dir / "ambari.json")]))
+    components = {"worker": ["KAFKA_BROKER"], "zookeeper": ["ZOOKEEPER_SERVER"], "head": []}
+    ambari_config = {
+        "host": cluster.head.ip,
+        "port": AMBARI_PORT,
+        "cluster_name": cluster.name,
+        "username": ambari["username"],
+        "password": password,
+        "hosts": [{"host_name": node.name, "ip": node.ip, "components": components[node.role]} for node in cluster.nodes],
+        "broker_config_file": str(cluster_dir / "broker-config.json"),
+        "restart_command": [*supervisor.ctl_command(), "restart", f"{cluster.alias}-broker"],
+        "state_file": str(cluster_dir / "ambari-state.json"),
+    }
+    _write_json(cluster_dir / "ambari.json", ambari_config)
+    programs.append(Program(f"{cluster.alias}-ambari", [sys.executable, "-m", "sandbox.ambari", "--config", str(cluster_dir / "ambari.json")]))
     entry = {
         "alias": cluster.alias,
         "name": cluster.name,
@@ -121,19 +114,32 @@ def _program_failure(supervisor: Supervisor, name: str):
     return None
 
 
-def _wait_ready(supervisor: Supervisor, clusters: list, with_ambari: bool, deadline: float) -> None:
+def _all_running(supervisor: Supervisor) -> None:
+    """Raise until supervisord counts every program as RUNNING (it stayed up for startsecs)."""
+    for info in supervisor.processes():
+        if info["statename"] != "RUNNING":
+            raise probes.ProbeError(f"{info['name']} is {info['statename']}")
+
+
+def _wait_ready(supervisor: Supervisor, clusters: list, deadline: float) -> None:
     for cluster in clusters:
         name = f"{cluster.alias}-broker"
         probes.wait_for(lambda c=cluster: probes.kafka_metadata(c.broker_node.ip, BROKER_PORT), f"{cluster.alias} broker on {cluster.bootstrap_servers}",
                         deadline, alive=lambda n=name: _program_failure(supervisor, n))
-        if with_ambari:
-            name = f"{cluster.alias}-ambari"
-            probes.wait_for(lambda c=cluster: probes.http_answers(c.head.ip, AMBARI_PORT), f"{cluster.alias} Ambari emulator on {cluster.ambari_url}",
-                            deadline, alive=lambda n=name: _program_failure(supervisor, n))
+        name = f"{cluster.alias}-ambari"
+        probes.wait_for(lambda c=cluster: probes.http_answers(c.head.ip, AMBARI_PORT), f"{cluster.alias} Ambari emulator on {cluster.ambari_url}",
+                        deadline, alive=lambda n=name: _program_failure(supervisor, n))
+    programs = [info["name"] for info in supervisor.processes()]
+    probes.wait_for(lambda: _all_running(supervisor), "supervisord's RUNNING state for every program", deadline,
+                    alive=lambda: next(filter(None, (_program_failure(supervisor, name) for name in programs)), None))
 
 
-def up(sandbox_dir=DEFAULT_DIR, provider: str = "noida", net: int = 0, names: dict | None = None, timeout: float = 60.0) -> dict:
-    """Bring both clusters up (or report the running sandbox in `sandbox_dir`) and return the state dict."""
+def up(sandbox_dir=DEFAULT_DIR, provider: str = "noida", net: int = 0, names: dict | None = None, timeout: float = 60.0, subnet: int = 1) -> dict:
+    """Bring both clusters up (or report the running sandbox in `sandbox_dir`) and return the state dict.
+
+    `subnet` is the primary's third octet (the secondary's is subnet + 1): 1 as documented; tests that
+    need a second sandbox inside their own 127.N.0.0/16 block use 3 and up.
+    """
     sandbox_dir = Path(sandbox_dir).resolve()
     existing = read_state(sandbox_dir)
     if existing and _supervisord_running(existing):
@@ -144,17 +150,16 @@ def up(sandbox_dir=DEFAULT_DIR, provider: str = "noida", net: int = 0, names: di
     chosen = get_provider(provider)
     try:
         chosen.check()
-        clusters = build_topology(net, names)
+        clusters = build_topology(net, names, subnet)
     except (RuntimeError, ValueError) as exc:
         raise SandboxError(str(exc)) from exc
-    with_ambari = ambari_available()
-    _check_ports_free(clusters, chosen, with_ambari)
+    _check_ports_free(clusters, chosen)
 
     sandbox_dir.mkdir(parents=True, exist_ok=True)
     supervisor = _supervisor(sandbox_dir)
     isolate = nodes.can_isolate()
     password = secrets.token_urlsafe(12)
-    state = {"dir": str(sandbox_dir), "provider": provider, "net": net, "clusters": {}}
+    state = {"dir": str(sandbox_dir), "provider": provider, "net": net, "subnet": subnet, "clusters": {}}
     programs = []
     for cluster in clusters:
         entry, cluster_programs = _cluster_layout(sandbox_dir, cluster, provider, isolate, password, supervisor)
@@ -165,10 +170,7 @@ def up(sandbox_dir=DEFAULT_DIR, provider: str = "noida", net: int = 0, names: di
     mirrormaker = next(n for n in state["clusters"][TARGET_ALIAS]["nodes"] if n["name"] == state["mirrormaker_node"])
     state["kafka_home"] = str(write_kafka_home(sandbox_dir, chosen, REPO, mirrormaker))
     (sandbox_dir / "mirrormaker2").mkdir(exist_ok=True)
-    try:
-        supervisor.write(programs)
-    except ValueError as exc:
-        raise SandboxError(str(exc)) from exc
+    supervisor.write(programs)
 
     env = {**os.environ, processes.MARKER: str(sandbox_dir), "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
     try:
@@ -177,11 +179,10 @@ def up(sandbox_dir=DEFAULT_DIR, provider: str = "noida", net: int = 0, names: di
         raise SandboxError(str(exc)) from exc
     state["supervisord"] = {"pid": pid, "config": str(supervisor.config), "socket": str(supervisor.socket)}
     state["supervisorctl"] = supervisor.ctl_command()
-    state["ambari_emulator"] = with_ambari
     state["nodes_isolated"] = isolate
     _write_json(_state_path(sandbox_dir), {**state, "processes": {}})  # so `down` can clean up if waiting fails
     try:
-        _wait_ready(supervisor, clusters, with_ambari, started + timeout)
+        _wait_ready(supervisor, clusters, started + timeout)
     except probes.ProbeError as exc:
         down(sandbox_dir)
         raise SandboxError(f"sandbox in {sandbox_dir} did not come up, stopped it again: {exc}") from exc
@@ -206,14 +207,23 @@ def down(sandbox_dir=DEFAULT_DIR, timeout: float = 20.0) -> dict:
         return {"dir": str(sandbox_dir), "stopped": [], "message": "no sandbox state here; nothing to stop"}
     supervisor = _supervisor(sandbox_dir)
     pids = {"supervisord": state["supervisord"]["pid"], **state.get("processes", {})}
-    if _supervisord_running(state):
+    running = _supervisord_running(state)
+    if running:
         try:  # programs restarted since `up` (Ambari restarts, the mirrormaker2 role's program) have new PIDs
             pids.update({info["name"]: info["pid"] for info in supervisor.processes() if info["pid"]})
-            supervisor.shutdown()
         except OSError:
-            pass  # socket gone or supervisord hung: the PID fallback below handles it
-    ours = {name: pid for name, pid in pids.items() if pid}
-    left = processes.wait_gone(ours.values(), timeout)
+            running = False  # socket gone or supervisord hung: the PID fallback below handles it
+    # Only live processes of this sandbox: a recorded PID may since belong to something else.
+    ours = {name: pid for name, pid in pids.items() if pid and processes.alive(pid) and processes.belongs_to(pid, sandbox_dir)}
+    shutting_down = False
+    if running:
+        try:
+            supervisor.shutdown()
+            shutting_down = True
+        except OSError:
+            pass
+    # Without a shutting-down supervisord nothing else will stop the programs: signal them at once.
+    left = processes.wait_gone(ours.values(), timeout) if shutting_down else list(ours.values())
     if left:
         left = processes.stop(left, sandbox_dir)
     if left:
@@ -231,8 +241,6 @@ def status(sandbox_dir=DEFAULT_DIR) -> dict:
         return {"dir": str(sandbox_dir), "running": False, "processes": {}, "crashed": [], "message": "no sandbox here"}
     report = {"dir": str(sandbox_dir), "provider": state["provider"], "net": state["net"], "processes": {}, "crashed": [],
               "supervisord": {"pid": state["supervisord"]["pid"], "running": _supervisord_running(state)}}
-    if not state.get("ambari_emulator", True):
-        report["message"] = "Ambari emulators not started: sandbox/ambari/__main__.py does not exist yet"
     if not report["supervisord"]["running"]:
         report["running"] = False
         report["processes"] = {name: {"pid": pid, "state": "STOPPED", "alive": processes.alive(pid)} for name, pid in state["processes"].items()}

@@ -26,7 +26,7 @@ class Node:
 class Cluster:
     alias: str
     name: str
-    index: int  # third octet: 1 for the first cluster, 2 for the second
+    index: int  # third octet: 1 for the primary, 2 for the secondary (see build_topology)
     net: int
     nodes: tuple = field(default_factory=tuple)
 
@@ -86,12 +86,18 @@ def build_cluster(alias: str, name: str, index: int, net: int) -> Cluster:
     return Cluster(alias=alias, name=name, index=index, net=net, nodes=tuple(nodes))
 
 
-def build_topology(net: int, names: dict | None = None) -> list:
-    """Both clusters for sandbox network `net` (second octet); `names` maps alias -> cluster name."""
+def build_topology(net: int, names: dict | None = None, subnet: int = 1) -> list:
+    """Both clusters for sandbox network `net` (second octet); `names` maps alias -> cluster name.
+
+    The clusters get third octets `subnet` and `subnet + 1` (1 and 2 unless a test needs another pair).
+    """
     if not 0 <= net <= 255:
         raise ValueError(f"--net must be 0..255 (the second octet of 127.N.C.X), got {net}")
+    if not 1 <= subnet <= 254 - len(DEFAULT_CLUSTERS):
+        raise ValueError(f"subnet must be 1..{254 - len(DEFAULT_CLUSTERS)} (the third octet of the primary), got {subnet}")
     names = names or {}
-    clusters = [build_cluster(alias, names.get(alias, default), index, net) for index, (alias, default) in enumerate(DEFAULT_CLUSTERS, start=1)]
+    clusters = [build_cluster(alias, names.get(alias, default), index, net)
+                for index, (alias, default) in enumerate(DEFAULT_CLUSTERS, start=subnet)]
     shorts = [cluster.head.short for cluster in clusters]
     if len(set(shorts)) != len(shorts):
         raise ValueError(f"cluster names {[c.name for c in clusters]} share their first six letters, so their node names would collide")

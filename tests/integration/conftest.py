@@ -20,7 +20,9 @@ if str(REPO) not in sys.path:
 from sandbox import api, probes  # noqa: E402
 
 
+@pytest.fixture(scope="session")
 def sandbox_net() -> int:
+    """The second octet of this test run's address block ($SANDBOX_NET, default 10); tansu uses the next one."""
     return int(os.environ.get("SANDBOX_NET", "10"))
 
 
@@ -37,15 +39,15 @@ def _sandbox(tmp_path_factory, provider: str, net: int):
 
 
 @pytest.fixture(scope="session")
-def sandbox(tmp_path_factory):
+def sandbox(tmp_path_factory, sandbox_net):
     """Both clusters on noida-db, net $SANDBOX_NET (default 10)."""
-    yield from _sandbox(tmp_path_factory, "noida", sandbox_net())
+    yield from _sandbox(tmp_path_factory, "noida", sandbox_net)
 
 
 @pytest.fixture(scope="session")
-def sandbox_tansu(tmp_path_factory):
+def sandbox_tansu(tmp_path_factory, sandbox_net):
     """Both clusters on tansu (advertises wn0's FQDN, like HDInsight), net $SANDBOX_NET + 1."""
-    yield from _sandbox(tmp_path_factory, "tansu", sandbox_net() + 1)
+    yield from _sandbox(tmp_path_factory, "tansu", sandbox_net + 1)
 
 
 def advertised_brokers(state: dict, alias: str) -> list:

@@ -1,0 +1,156 @@
+"""Sandbox lifecycle: up, status, up again, crash, down; nothing is left behind."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from sandbox import api, processes, probes
+
+pytestmark = pytest.mark.integration
+REPO = Path(__file__).resolve().parents[3]
+STARTUP_LIMIT_S = 10.0
+CLI_SUBNET = 5  # the session fixtures use 1-2 and fresh_sandbox 3-4 of the same net
+
+
+def recorded_pids(state: dict) -> list:
+    return [state["supervisord"]["pid"], *state["processes"].values()]
+
+
+def test_up_status_up_again_down(fresh_sandbox, record_property):
+    state = fresh_sandbox("noida")
+    record_property("startup_seconds_noida", state["startup_seconds"])
+    print(f"noida sandbox startup: {state['startup_seconds']} s")
+    assert state["startup_seconds"] < STARTUP_LIMIT_S
+    assert set(state["processes"]) == {"primary-broker", "primary-ambari", "secondary-broker", "secondary-ambari"}
+    assert all(processes.alive(pid) for pid in recorded_pids(state))
+    on_disk = json.loads((Path(state["dir"]) / "state.json").read_text())
+    assert on_disk["processes"] == state["processes"] and on_disk["supervisord"]["pid"] == state["supervisord"]["pid"]
+
+    report = api.status(state["dir"])
+    assert report["running"] and report["crashed"] == []
+    assert {name: entry["pid"] for name, entry in report["processes"].items()} == state["processes"]
+
+    again = api.up(state["dir"], provider="noida", net=state["net"], subnet=state["subnet"])
+    assert again["already_running"] is True
+    assert again["supervisord"]["pid"] == state["supervisord"]["pid"] and again["processes"] == state["processes"]
+
+    result = api.down(state["dir"])
+    assert set(result["stopped"]) == {"supervisord", *state["processes"]}
+    assert not [pid for pid in recorded_pids(state) if processes.alive(pid)]
+    assert not Path(state["supervisord"]["socket"]).exists()
+    for cluster in state["clusters"].values():
+        broker = cluster["brokers"][0]
+        assert not probes.port_in_use(broker["host"], broker["port"])
+    assert api.status(state["dir"])["running"] is False
+
+
+def test_status_reports_a_crashed_broker(fresh_sandbox):
+    state = fresh_sandbox("noida")
+    os.kill(state["processes"]["secondary-broker"], signal.SIGKILL)
+    processes.wait_gone([state["processes"]["secondary-broker"]], 5)
+    report = api.status(state["dir"])
+    assert report["crashed"] == ["secondary-broker"]
+    assert report["running"] is False
+    assert report["processes"]["primary-broker"]["state"] in ("RUNNING", "STARTING")
+    cli = subprocess.run([sys.executable, "-m", "sandbox", "status", "--dir", state["dir"]], cwd=REPO, capture_output=True, text=True, check=False)
+    assert cli.returncode == 1
+    assert "secondary-broker" in cli.stdout and "CRASHED" in cli.stdout
+
+
+def test_down_stops_children_of_a_killed_supervisord(fresh_sandbox):
+    state = fresh_sandbox("noida")
+    os.kill(state["supervisord"]["pid"], signal.SIGKILL)
+    processes.wait_gone([state["supervisord"]["pid"]], 5)
+    orphans = list(state["processes"].values())
+    assert all(processes.alive(pid) for pid in orphans), "supervisord's children outlive a SIGKILL of supervisord"
+    assert api.status(state["dir"])["running"] is False
+    api.down(state["dir"])
+    assert not [pid for pid in orphans if processes.alive(pid)]
+    assert not Path(state["supervisord"]["socket"]).exists()
+
+
+def test_up_again_after_down_reuses_the_directory(fresh_sandbox):
+    state = fresh_sandbox("noida")
+    api.down(state["dir"])
+    again = api.up(state["dir"], provider="noida", net=state["net"], subnet=state["subnet"])
+    assert "already_running" not in again
+    assert again["supervisord"]["pid"] != state["supervisord"]["pid"]
+    assert api.status(state["dir"])["running"]
+
+
+def test_taken_port_fails_clearly_and_starts_nothing(fresh_sandbox, sandbox_net, tmp_path):
+    busy = f"127.{sandbox_net}.3.10"
+    with socket.socket() as blocker:
+        blocker.bind((busy, 9092))
+        blocker.listen()
+        with pytest.raises(api.SandboxError, match=rf"{busy}:9092 .*primary broker.* already in use"):
+            fresh_sandbox("noida")
+    assert not (tmp_path / "sandbox-noida-0" / "state.json").exists()
+
+
+def test_missing_provider_binary_fails_clearly(tmp_path, monkeypatch):
+    monkeypatch.setenv("CALF_TANSU_BIN", str(tmp_path / "no-such-tansu"))
+    with pytest.raises(api.SandboxError, match="tansu binary not usable.*no-such-tansu"):
+        api.up(tmp_path / "t", provider="tansu", net=255)
+    monkeypatch.delenv("KAFKA_HOME", raising=False)
+    with pytest.raises(api.SandboxError, match="KAFKA_HOME"):
+        api.up(tmp_path / "a", provider="apache", net=255)
+    assert not (tmp_path / "t" / "state.json").exists() and not (tmp_path / "a" / "state.json").exists()
+
+
+def test_inventory_matches_the_contract(sandbox):
+    inventory = yaml.safe_load((Path(sandbox["dir"]) / "inventory.yml").read_text())["all"]
+    assert inventory["vars"] == {"mirror_source_alias": "primary", "mirror_target_alias": "secondary"}
+    groups = inventory["children"]
+    assert set(groups) == {"primary_kafka", "secondary_kafka", "mirrormaker"}
+    for alias in ("primary", "secondary"):
+        cluster = sandbox["clusters"][alias]
+        group = groups[f"{alias}_kafka"]
+        assert group["vars"] == {
+            "kafka_cluster_alias": alias,
+            "kafka_bootstrap_servers": cluster["bootstrap_servers"],
+            "ambari_url": cluster["ambari"]["url"],
+            "ambari_cluster_name": cluster["name"],
+            "ambari_username": "admin",
+            "ambari_password": cluster["ambari"]["password"],
+        }
+        workers = [n for n in cluster["nodes"] if n["role"] == "worker"]
+        assert list(group["hosts"]) == [n["name"] for n in workers]
+        for node in workers:
+            assert group["hosts"][node["name"]] == {"ansible_connection": "local", "ansible_host": node["ip"],
+                                                    "ansible_python_interpreter": node["python"], "hosts_sync_file": node["hosts_file"]}
+    mirrormaker = groups["mirrormaker"]
+    assert list(mirrormaker["hosts"]) == [sandbox["mirrormaker_node"]] and sandbox["mirrormaker_node"].startswith("wn0-second.")
+    mm_vars = mirrormaker["vars"]
+    assert mm_vars["mirrormaker2_kafka_home"] == sandbox["kafka_home"]
+    assert mm_vars["mirrormaker2_service_manager"] == "supervisor"
+    assert Path(mm_vars["mirrormaker2_supervisor_conf_dir"]).is_dir()
+    assert Path(mm_vars["mirrormaker2_config_dir"]).is_dir()
+    ctl = subprocess.run(mm_vars["mirrormaker2_supervisorctl"].split() + ["status"], capture_output=True, text=True, check=False)
+    assert "primary-broker" in ctl.stdout and "RUNNING" in ctl.stdout, ctl.stdout + ctl.stderr
+
+
+def test_cli_up_status_down(tmp_path, sandbox_net):
+    directory = str(tmp_path / "cli")
+
+    def run(*args):
+        return subprocess.run([sys.executable, "-m", "sandbox", *args, "--dir", directory], cwd=REPO, capture_output=True, text=True, check=False, timeout=120)
+
+    try:
+        first = run("up", "--net", str(sandbox_net), "--subnet", str(CLI_SUBNET), "--json")
+        assert first.returncode == 0, first.stderr
+        assert json.loads(first.stdout)["clusters"]["primary"]["bootstrap_servers"] == f"127.{sandbox_net}.{CLI_SUBNET}.10:9092"
+        assert run("up", "--net", str(sandbox_net), "--subnet", str(CLI_SUBNET)).stdout.startswith(f"sandbox in {directory} is already running")
+        assert run("status").returncode == 0
+    finally:
+        stopped = run("down")
+    assert stopped.returncode == 0 and "stopped" in stopped.stdout
+    assert run("status").returncode == 3
