@@ -1,0 +1,123 @@
+# -*- coding: utf-8 -*-
+# Copyright: kafkaops.mirror contributors
+# Apache License 2.0 (see LICENSE)
+"""Plan and run Ambari restarts of a service's host components: stale ones by default, all at once or one host at a time.
+
+Check mode returns the same plan (what would restart) and sends no request.
+"""
+from __future__ import annotations
+
+import time
+
+from ansible_collections.kafkaops.mirror.plugins.module_utils.ambari import (
+    FAILED_REQUEST_STATES,
+    TERMINAL_REQUEST_STATES,
+    AmbariClient,
+    AmbariError,
+)
+
+
+class RestartFailed(AmbariError):
+    """A restart request ended badly or did not finish in time; carries the partial result."""
+
+    def __init__(self, message, result):
+        super().__init__(message)
+        self.result = result
+
+
+def select_targets(pairs, components=None, hosts=None):
+    """The (component, host) pairs to restart, narrowed to the named components and hosts when given."""
+    return [
+        (component, host)
+        for component, host in pairs
+        if (not components or component in components) and (not hosts or host in hosts)
+    ]
+
+
+def batches(targets, rolling):
+    """One {component: [hosts]} per request: everything at once, or one host per request when rolling."""
+    if not targets:
+        return []
+    if not rolling:
+        return [_group(targets)]
+    order = sorted({host for _component, host in targets})
+    return [_group([t for t in targets if t[1] == host]) for host in order]
+
+
+def _group(targets):
+    grouped = {}
+    for component, host in targets:
+        grouped.setdefault(component, []).append(host)
+    return {component: sorted(hosts) for component, hosts in grouped.items()}
+
+
+def describe_failure(cluster_name, status, tasks):
+    bad = [t for t in tasks if t.get("status") != "COMPLETED"]
+    details = "; ".join(
+        f"{t.get('role')} on {t.get('host_name')}: {t.get('status')}" + (f" ({t['stderr'].strip()[-300:]})" if (t.get("stderr") or "").strip() else "")
+        for t in bad
+    )
+    return (
+        f"Ambari request {status['id']} ({status.get('context')!r}) on cluster {cluster_name} ended {status['status']}"
+        + (f"; failed tasks: {details}" if details else "")
+        + ". Check the task output in Ambari (Background Operations), fix the cause, and run again: only stale components restart."
+    )
+
+
+class Restarter:
+    def __init__(self, client, poll_interval=5.0, clock=time.monotonic, sleep=time.sleep):
+        self.client = client
+        self.poll_interval = poll_interval
+        self._clock = clock
+        self._sleep = sleep
+
+    def wait(self, request_id, timeout):
+        deadline = self._clock() + timeout
+        while True:
+            status = self.client.request_status(request_id)
+            if status["status"] in TERMINAL_REQUEST_STATES:
+                return status
+            if self._clock() >= deadline:
+                return dict(status, timed_out=True)
+            self._sleep(self.poll_interval)
+
+
+def _stale_lines(targets):
+    return "".join(f"{component} on {host}\n" for component, host in sorted(targets))
+
+
+def restart_components(params, check_mode, client=None, restarter=None):
+    service = params["service"]
+    client = client or AmbariClient.from_params(params)
+    restarter = restarter or Restarter(client, poll_interval=params["poll_interval"])
+    pairs = client.host_components(service, stale_only=params["only_stale"])
+    targets = select_targets(pairs, params.get("components"), params.get("hosts"))
+    plan = batches(targets, params["rolling"])
+    result = {
+        "changed": bool(plan),
+        "restarted": [{"service": service, "component": c, "host": h} for c, h in targets],
+        "requests": [],
+        "diff": {"before": _stale_lines(targets), "after": "", "before_header": f"{service} components to restart", "after_header": "after restart"},
+    }
+    if check_mode or not plan:
+        return result
+    context = params["context"] or f"Restart {'stale ' if params['only_stale'] else ''}{service} components (kafkaops.mirror)"
+    for index, component_hosts in enumerate(plan, start=1):
+        label = context if len(plan) == 1 else f"{context} [{index}/{len(plan)}]"
+        request_id = client.restart(service, component_hosts, label)
+        entry = {"id": request_id, "context": label, "hosts": sorted({h for hs in component_hosts.values() for h in hs}), "status": "Accepted"}
+        result["requests"].append(entry)
+        if not params["wait"]:
+            continue
+        status = restarter.wait(request_id, params["wait_timeout"])
+        entry["status"] = status["status"]
+        if status.get("timed_out"):
+            raise RestartFailed(
+                f"Ambari request {request_id} ({label!r}) on cluster {client.cluster_name} is still {status['status']} "
+                f"({status.get('progress')}%) after {params['wait_timeout']} s; it keeps running in Ambari. "
+                f"Watch it under Background Operations or raise wait_timeout.",
+                result,
+            )
+        if status["status"] in FAILED_REQUEST_STATES:
+            raise RestartFailed(describe_failure(client.cluster_name, status, client.request_tasks(request_id)), result)
+    return result

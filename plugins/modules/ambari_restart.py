@@ -1,0 +1,171 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: kafkaops.mirror contributors
+# Apache License 2.0 (see LICENSE)
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: ambari_restart
+short_description: Restart the stale (or named) host components of an Ambari service and wait for the request
+version_added: 0.1.0
+description:
+  - Asks Ambari which host components of O(service) have stale configs (or, with O(only_stale=false), takes all of them),
+    narrows them to O(components) and O(hosts) when given, and restarts them with one Ambari request, or one request per
+    host when O(rolling=true).
+  - Sends no request when nothing needs a restart, so a second run reports no change.
+  - Waits for each request to finish; fails when it ends V(FAILED), V(TIMEDOUT) or V(ABORTED), naming the request id, its
+    context and the failed tasks, or when it is still running after O(wait_timeout) seconds. A rolling restart stops at the
+    first host that fails.
+author: kafkaops.mirror developers
+extends_documentation_fragment:
+  - kafkaops.mirror.attributes
+  - kafkaops.mirror.ambari_connection
+attributes:
+  check_mode:
+    support: full
+    details:
+      - Reports in RV(restarted) what would restart and sends no request.
+  diff_mode:
+    support: full
+    details:
+      - Before lists the host components that need a restart; after is empty.
+  idempotent:
+    support: full
+    details:
+      - With O(only_stale=true) (the default). With O(only_stale=false) every run restarts.
+options:
+  service:
+    description: Ambari service whose host components restart.
+    type: str
+    default: KAFKA
+  components:
+    description: Restart only these components of O(service) (for example V(KAFKA_BROKER)). All when omitted.
+    type: list
+    elements: str
+  hosts:
+    description: Restart only components on these hosts (FQDNs as Ambari lists them). All when omitted.
+    type: list
+    elements: str
+  only_stale:
+    description: Restart only host components whose configs are stale. V(false) restarts all selected components.
+    type: bool
+    default: true
+  rolling:
+    description: Restart one host at a time (one Ambari request per host, each awaited before the next).
+    type: bool
+    default: false
+  wait:
+    description: Wait for each request to finish. With V(false) the module returns the request ids right after Ambari accepts them.
+    type: bool
+    default: true
+  wait_timeout:
+    description: Seconds to wait for each request before failing.
+    type: int
+    default: 1800
+  poll_interval:
+    description: Seconds between two status checks of a running request.
+    type: float
+    default: 5
+  context:
+    description: Request context shown in Ambari's Background Operations. A default names the service.
+    type: str
+seealso:
+  - module: kafkaops.mirror.ambari_config
+"""
+
+EXAMPLES = r"""
+- name: Restart the Kafka brokers whose configs are stale, one host at a time
+  kafkaops.mirror.ambari_restart:
+    url: https://secondary.azurehdinsight.net
+    password: "{{ ambari_password }}"
+    cluster_name: secondary
+    service: KAFKA
+    components: [KAFKA_BROKER]
+    rolling: true
+    wait_timeout: 900
+"""
+
+RETURN = r"""
+restarted:
+  description: Host components restarted (or, in check mode, that would restart).
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    service:
+      description: Service name.
+      type: str
+      sample: KAFKA
+    component:
+      description: Component name.
+      type: str
+      sample: KAFKA_BROKER
+    host:
+      description: Host FQDN.
+      type: str
+      sample: wn0-kafka.abc.internal.cloudapp.net
+requests:
+  description: Ambari requests sent, in order; empty in check mode and when nothing needed a restart.
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    id:
+      description: Ambari request id.
+      type: int
+      sample: 42
+    context:
+      description: Request context.
+      type: str
+      sample: Restart stale KAFKA components (kafkaops.mirror)
+    hosts:
+      description: Hosts the request restarts components on.
+      type: list
+      elements: str
+    status:
+      description: Final request status (V(Accepted) when O(wait=false)).
+      type: str
+      sample: COMPLETED
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.kafkaops.mirror.plugins.module_utils.ambari import AmbariError, ambari_connection_argument_spec
+from ansible_collections.kafkaops.mirror.plugins.module_utils.ambari_restart import RestartFailed, restart_components
+
+
+def argument_spec():
+    spec = ambari_connection_argument_spec()
+    spec.update(
+        service=dict(type="str", default="KAFKA"),
+        components=dict(type="list", elements="str"),
+        hosts=dict(type="list", elements="str"),
+        only_stale=dict(type="bool", default=True),
+        rolling=dict(type="bool", default=False),
+        wait=dict(type="bool", default=True),
+        wait_timeout=dict(type="int", default=1800),
+        poll_interval=dict(type="float", default=5),
+        context=dict(type="str"),
+    )
+    return spec
+
+
+def main():
+    module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
+    if module.params["wait_timeout"] <= 0 or module.params["poll_interval"] <= 0:
+        module.fail_json(msg=f"wait_timeout ({module.params['wait_timeout']}) and poll_interval ({module.params['poll_interval']}) must be positive")
+    try:
+        result = restart_components(module.params, module.check_mode)
+    except RestartFailed as exc:
+        failed = dict(exc.result)
+        failed.pop("diff")
+        module.fail_json(msg=str(exc), **failed)
+    except AmbariError as exc:
+        module.fail_json(msg=str(exc), changed=False)
+    diff = result.pop("diff")
+    if module._diff:
+        result["diff"] = diff
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()
