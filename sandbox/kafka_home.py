@@ -7,6 +7,7 @@ With the apache provider DIR/kafka_home links to $KAFKA_HOME and real MirrorMake
 """
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 from sandbox.providers import Provider
@@ -33,6 +34,6 @@ def write_kafka_home(sandbox_dir: Path, provider: Provider, repo: Path, mirrorma
         link.unlink()
     script = link / "bin" / "connect-mirror-maker.sh"
     script.parent.mkdir(parents=True, exist_ok=True)
-    script.write_text(SCRIPT.format(node=mirrormaker_node["name"], repo=repo, python=mirrormaker_node["python"]))
+    script.write_text(SCRIPT.format(node=mirrormaker_node["name"], repo=shlex.quote(str(repo)), python=shlex.quote(mirrormaker_node["python"])))
     script.chmod(0o755)
     return link
