@@ -13,11 +13,13 @@ from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_properties imp
 _display = Display()
 
 
-def mm2_config(model):
+def mm2_config(model, redact=False):
     try:
         config = build_config(model)
     except MirrorConfigError as exc:
         raise AnsibleFilterError(str(exc)) from None
+    if redact:
+        config = config.redacted()
     for warning in config.warnings:
         _display.warning("mirrormaker2: %s" % warning)
     result = config.as_dict()

@@ -70,7 +70,9 @@ MODEL_DEFAULTS = {
     "properties": {},
     "mm1_group_id": "mirrormaker1",
     "mm1_num_streams": 1,
+    "cluster_facts": {},
 }
+REDACTED = "VALUE_REDACTED"
 _ALIAS = re.compile(r"^[A-Za-z0-9_-]+$")
 MAX_AUTO_REPLICATION_FACTOR = 3
 
@@ -94,6 +96,13 @@ class MirrorConfig:
     @property
     def has_secrets(self):
         return bool(self.secret_keys)
+
+    def redacted(self):
+        """The same configuration with every secret value replaced, safe to print or diff."""
+        copy = MirrorConfig(self.engine)
+        copy.files = {name: {k: (REDACTED if k in self.secret_keys else v) for k, v in props.items()} for name, props in self.files.items()}
+        copy.secret_keys, copy.warnings, copy.command_args = set(self.secret_keys), list(self.warnings), list(self.command_args)
+        return copy
 
     def as_dict(self):
         return {
@@ -132,9 +141,12 @@ class _Builder:
             self.errors.append(message)
 
     def _clusters(self):
+        """Cluster entries, with discovered facts (broker_count, min_insync_replicas) under what the model sets itself."""
         clusters = {}
-        for index, cluster in enumerate(self.model.get("clusters") or []):
-            alias = str(cluster.get("alias") or "")
+        facts = self.model.get("cluster_facts") or {}
+        for index, given in enumerate(self.model.get("clusters") or []):
+            alias = str(given.get("alias") or "")
+            cluster = dict(facts.get(alias) or {}, **{k: v for k, v in given.items() if v is not None})
             where = "clusters[%d]" % index
             if not _ALIAS.match(alias):
                 self.errors.append("%s: alias %r must be letters, digits, '-' or '_' (it prefixes keys and topic names)" % (where, alias))
@@ -205,7 +217,8 @@ class _Builder:
         self.warnings.extend(check.warnings)
         for key, value in check.properties.items():
             if key in target and str(target[key]) != str(value):
-                self.warnings.append("%s: %r overrides the model's value %r with %r" % (origin, key, target[key], value))
+                # Values are left out on purpose: the key may hold a secret.
+                self.warnings.append("%s: %r overrides the value the model derived for it" % (origin, key))
             target[key] = value
 
     def fail_if_invalid(self):

@@ -205,3 +205,29 @@ def test_mm1_needs_one_flow_and_pre_4():
 
 def test_mm2_needs_2_4():
     assert "needs Kafka 2.4 or later" in errors_of(kafka_version="2.3")
+
+
+def test_discovered_facts_fill_in_and_model_wins():
+    clusters = [{"alias": "primary", "bootstrap_servers": "a:9092"}, {"alias": "secondary", "bootstrap_servers": "b:9092", "broker_count": 2}]
+    facts = {"primary": {"broker_count": 4}, "secondary": {"broker_count": 9, "min_insync_replicas": 3}}
+    config = build_config(model(clusters=clusters, cluster_facts=facts))
+    p = config.files[MM2_PROPERTIES_FILE]
+    assert p["primary->secondary.offset-syncs.topic.replication.factor"] == 3  # primary: min(3, 4 discovered)
+    assert p["primary->secondary.replication.factor"] == 2  # secondary: the model's broker_count 2 beats the discovered 9
+    assert any("below its min.insync.replicas 3" in w for w in config.warnings)
+
+
+def test_redacted_config_hides_secret_values_only():
+    clusters = model()["clusters"]
+    clusters[0] = dict(clusters[0], sasl_jaas_config="secret-jaas")
+    config = build_config(model(clusters=clusters, properties={"primary.ssl.key.password": "secret-key"}))
+    shown = config.redacted().files[MM2_PROPERTIES_FILE]
+    assert shown["primary.sasl.jaas.config"] == "VALUE_REDACTED" and shown["primary.ssl.key.password"] == "VALUE_REDACTED"
+    assert "secret" not in render(shown)
+    assert config.files[MM2_PROPERTIES_FILE]["primary.sasl.jaas.config"] == "secret-jaas"
+
+
+def test_override_warning_never_shows_values():
+    config = build_config(model(properties={"primary->secondary.replication.factor": 2}))
+    assert any("overrides the value the model derived" in w for w in config.warnings)
+    assert not any("2" == w[-1] for w in config.warnings)
