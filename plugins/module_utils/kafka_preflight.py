@@ -21,6 +21,7 @@ from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_client impor
     KafkaError,
     probe_address,
 )
+from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_config import MAX_AUTO_REPLICATION_FACTOR  # how the mirrormaker2 role sizes 'auto'
 from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_versions import FEATURES, KafkaVersion
 
 try:
@@ -69,7 +70,7 @@ def gather(connection, params):
     facts = dict(cluster_alias=alias, bootstrap_servers=list(params["bootstrap_servers"]), bootstrap_reachable=False, bootstrap_error=None,
                  probed_from=socket.gethostname(), cluster_id=None, controller_id=None, brokers=[], broker_count=0, kafka_version=None,
                  version_source=None, api_versions={}, mm2_features=mm2_features(None), broker_configs={}, broker_configs_error=None,
-                 can_create_topics=None, create_topics_error=None, denied=[], skipped=[])
+                 can_create_topics=None, create_topics_error=None, denied=[], skipped=[], anomalies=[])
     try:
         cluster = connection.cluster()
     except KafkaConnectionError as exc:
@@ -127,6 +128,7 @@ def _describe_broker_configs(admin, facts):
 
 def _create_topics_dry_run(admin, facts):
     """CreateTopics with validate_only: the broker checks authorization and settings and creates nothing."""
+    existed = PROBE_TOPIC in admin.list_topics()
     try:
         answer = admin.create_topics({PROBE_TOPIC: {"num_partitions": 1, "replication_factor": 1}}, validate_only=True, raise_errors=False)
     except KafkaError as exc:
@@ -140,6 +142,9 @@ def _create_topics_dry_run(admin, facts):
     code = topics[0].get("error_code", 0) if topics else 0
     if code in (0, 36):  # none, TopicAlreadyExists
         facts["can_create_topics"] = True
+        if not existed and PROBE_TOPIC in admin.list_topics():
+            facts["anomalies"].append(f"the broker ignored validate_only and created topic {PROBE_TOPIC}: delete it "
+                                      f"(this broker does not implement CreateTopics validate_only)")
         return
     error = for_code(code)
     name = error.__name__
@@ -206,16 +211,19 @@ def evaluate(facts, expectations):
                                      f"cluster {alias}: {what} asks for replication factor {factor}, but the cluster has {count} broker(s); "
                                      f"MirrorMaker fails at start creating its internal topics (MM2 defaults to 3)",
                                      f"set {what} to {count} or less"))
-        if min_isr is None:
+    checked = dict(expectations.get("replication_factors") or {})
+    checked.update(expectations.get("internal_replication_factors") or {})
+    for what, factor in sorted(checked.items()):
+        if factor is None or min_isr is None:
             continue
         if int(factor) < int(min_isr):
             findings.append(_finding("error", "min_insync_replicas", alias,
-                                     f"cluster {alias}: {what} is {factor}, below min.insync.replicas {min_isr}: writes with acks=all to "
-                                     f"MirrorMaker's internal topics fail (NotEnoughReplicas)",
+                                     f"cluster {alias}: {what} is {factor}, below min.insync.replicas {min_isr}: MirrorMaker writes with acks=all "
+                                     f"and they fail (NotEnoughReplicas)",
                                      f"raise {what} to at least {min_isr}, or lower min.insync.replicas"))
         elif int(factor) == int(min_isr) and int(factor) > 1:
             findings.append(_finding("warning", "min_insync_replicas", alias,
-                                     f"cluster {alias}: {what} equals min.insync.replicas {min_isr}: one broker down stops MirrorMaker's internal writes"))
+                                     f"cluster {alias}: {what} equals min.insync.replicas {min_isr}: with one replica down MirrorMaker's writes stop"))
     if (expectations.get("internal_replication_factors") or {}) and min_isr is None and not facts["skipped"]:
         findings.append(_finding("info", "min_insync_replicas", alias,
                                  f"cluster {alias}: min.insync.replicas is not describable ({facts['broker_configs_error'] or 'not returned'}); "
@@ -228,6 +236,8 @@ def evaluate(facts, expectations):
                                  f"an authorized principal"))
     for skipped in facts["skipped"]:
         findings.append(_finding("warning", "skipped", alias, f"cluster {alias}: skipped {skipped}"))
+    for anomaly in facts["anomalies"]:
+        findings.append(_finding("warning", "broker_anomaly", alias, f"cluster {alias}: {anomaly}"))
     return findings
 
 
@@ -272,8 +282,8 @@ def run_cluster_info(connection, params):
     """The module result: facts, findings, summary."""
     facts = gather(connection, params)
     expectations = dict(
-        replication_factors=normalize_factors(params.get("replication_factors")),
-        internal_replication_factors=normalize_factors(params.get("internal_replication_factors")),
+        replication_factors=normalize_factors(params.get("replication_factors"), facts["broker_count"]),
+        internal_replication_factors=normalize_factors(params.get("internal_replication_factors"), facts["broker_count"]),
         required_features=params.get("required_features") or [],
         expected_topics=params.get("expected_topics") or [],
     )
@@ -306,6 +316,15 @@ def option_problems(params):
     return problems
 
 
-def normalize_factors(mapping):
-    """{what: int} without 'auto'/None entries."""
-    return {what: int(factor) for what, factor in (mapping or {}).items() if factor is not None and str(factor) != "auto"}
+def normalize_factors(mapping, broker_count=None):
+    """{what: int}: 'auto' becomes min(3, broker count) as the mirrormaker2 role sizes it (dropped when the count is unknown)."""
+    factors = {}
+    for what, factor in (mapping or {}).items():
+        if factor is None:
+            continue
+        if str(factor) == "auto":
+            if broker_count:
+                factors[f"{what} (auto)"] = min(MAX_AUTO_REPLICATION_FACTOR, broker_count)
+            continue
+        factors[what] = int(factor)
+    return factors
