@@ -64,15 +64,18 @@ def read_topics(admin):
     return topics
 
 
-def read_topic_configs(admin, keys_by_topic, config_filter="all"):
-    """{topic: {key: {"value", "source"}}}; keys_by_topic maps a topic to the keys wanted (None: every key)."""
-    if not keys_by_topic:
+def read_topic_configs(admin, names, config_filter="all"):
+    """{topic: {key: {"value", "source"}}} in one DescribeConfigs request.
+
+    Every key is requested and callers pick theirs: key-filtered DescribeConfigs saves little here, and not every
+    Kafka-protocol broker implements the filter (tansu 0.6 drops the connection).
+    """
+    if not names:
         return {}
-    resources = [ConfigResource("TOPIC", name, None if keys is None else list(keys)) for name, keys in keys_by_topic.items()]
-    described = admin.describe_configs(resources, config_filter=config_filter).get("topic", {})
+    described = admin.describe_configs([ConfigResource("TOPIC", name) for name in names], config_filter=config_filter).get("topic", {})
     return {
         name: {key: dict(value=entry.get("value"), source=entry.get("config_source")) for key, entry in described.get(name, {}).items()}
-        for name in keys_by_topic
+        for name in names
     }
 
 
@@ -80,16 +83,16 @@ def current_topic_state(admin, entries):
     """What plan_topics needs: existing topics with partitions, replication factor and the current values of the given config keys."""
     topics = read_topics(admin)
     keys_by_topic = {
-        entry["name"]: sorted(entry["configs"])
+        entry["name"]: set(entry["configs"])
         for entry in entries
         if entry.get("state") == "present" and entry.get("configs") and entry.get("name") in topics
     }
-    configs = read_topic_configs(admin, keys_by_topic)
+    configs = read_topic_configs(admin, sorted(keys_by_topic))
     return {
         name: dict(
             partitions=topic["partitions"],
             replication_factor=topic["replication_factor"],
-            configs={key: entry["value"] for key, entry in configs.get(name, {}).items()},
+            configs={key: entry["value"] for key, entry in configs.get(name, {}).items() if key in keys_by_topic[name]},
         )
         for name, topic in topics.items()
     }

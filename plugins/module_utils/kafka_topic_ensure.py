@@ -18,6 +18,7 @@ from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_topic_copy i
     copied_entries,
     copy_rule_problems,
     merge_entries,
+    selected_source_topics,
 )
 from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_topics import STATES, plan_topics
 
@@ -94,8 +95,11 @@ def _source_entries(rules, target_live_brokers):
         raise TopicTaskError("Invalid copy_from, nothing was changed: " + "; ".join(problems))
     with KafkaConnection(rules) as source:
         admin = source.admin()
-        topics = read_topics(admin)
-        overrides = read_topic_configs(admin, {name: None for name in topics if not topics[name]["internal"]}, config_filter="modified")
+        try:
+            topics = read_topics(admin)
+            overrides = read_topic_configs(admin, selected_source_topics(topics, rules), config_filter="modified")
+        except KafkaError as exc:
+            raise TopicTaskError(f"Reading the copy_from topics from {source.where} failed: {exc.__class__.__name__}: {exc}") from exc
     topic_overrides = {
         name: {key: entry["value"] for key, entry in configs.items() if entry["source"] == TOPIC_OVERRIDE_SOURCE}
         for name, configs in overrides.items()

@@ -34,7 +34,7 @@ def topic_report(admin, include=None, exclude=None, include_internal=False, conf
     warnings = []
     config_values = {}
     if CONFIG_MODES[configs] and selected:
-        described = read_topic_configs(admin, {name: None for name in selected}, config_filter=CONFIG_MODES[configs])
+        described = read_topic_configs(admin, selected, config_filter=CONFIG_MODES[configs])
         config_values = {name: {key: entry["value"] for key, entry in keys.items()} for name, keys in described.items()}
     begin, end = {}, {}
     if offsets:

@@ -1,0 +1,55 @@
+"""Independent read-back for the kafka integration tests: plain kafka-python, none of the collection's code.
+
+Run with a sandbox node's python (names resolve there as on that node):
+    python read_back.py BOOTSTRAP topics            -> {"topics": {name: {"partitions", "replication_factor"}}}
+    python read_back.py BOOTSTRAP configs NAME...   -> {"configs": {name: {key: value}}} (every key the broker reports)
+    python read_back.py BOOTSTRAP produce TOPIC N   -> produces N records to partition 0, one request each
+    python read_back.py BOOTSTRAP commit GROUP TOPIC PARTITION OFFSET
+    python read_back.py BOOTSTRAP create NAME PARTITIONS REPLICATION_FACTOR
+"""
+import json
+import sys
+
+from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
+from kafka.admin import ConfigResource
+from kafka.structs import OffsetAndMetadata
+
+
+def main(bootstrap, command, *args):
+    if command == "produce":
+        producer = KafkaProducer(bootstrap_servers=bootstrap, linger_ms=0, request_timeout_ms=10000)
+        for index in range(int(args[1])):
+            # One record per request: tansu's ListOffsets is wrong for multi-record batches (reference/test-brokers.md).
+            producer.send(args[0], key=b"k%d" % index, value=b"v%d" % index, partition=0).get(timeout=10)
+        producer.close()
+        return {"produced": int(args[1])}
+    if command == "commit":
+        group, topic, partition, offset = args[0], args[1], int(args[2]), int(args[3])
+        consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False, request_timeout_ms=10000)
+        consumer.commit({TopicPartition(topic, partition): OffsetAndMetadata(offset, "", -1)})
+        consumer.close()
+        return {"committed": offset}
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=10000, client_id="kafka-tests-read-back")
+    try:
+        if command == "topics":
+            topics = {}
+            for topic in admin.describe_topics():
+                if not topic["error_code"]:
+                    topics[topic["name"]] = {
+                        "partitions": len(topic["partitions"]),
+                        "replication_factor": max((len(p["replica_nodes"]) for p in topic["partitions"]), default=0),
+                    }
+            return {"topics": topics}
+        if command == "create":
+            admin.create_topics({args[0]: {"num_partitions": int(args[1]), "replication_factor": int(args[2])}})
+            return {"created": args[0]}
+        if command == "configs":
+            described = admin.describe_configs([ConfigResource("TOPIC", name) for name in args], config_filter="all").get("topic", {})
+            return {"configs": {name: {key: entry["value"] for key, entry in described.get(name, {}).items()} for name in args}}
+    finally:
+        admin.close()
+    raise SystemExit(f"unknown command {command}")
+
+
+if __name__ == "__main__":
+    print(json.dumps(main(*sys.argv[1:])))
