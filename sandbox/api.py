@@ -227,7 +227,8 @@ def down(sandbox_dir=DEFAULT_DIR, timeout: float = 20.0) -> dict:
     if left:
         left = processes.stop(left, sandbox_dir)
     if left:
-        raise SandboxError(f"processes {left} of the sandbox in {sandbox_dir} survived SIGKILL; check them with `ps -o pid,stat,cmd -p {','.join(map(str, left))}`")
+        listed = ",".join(map(str, left))
+        raise SandboxError(f"processes {left} of the sandbox in {sandbox_dir} survived SIGKILL; check them with `ps -o pid,stat,cmd -p {listed}`")
     if supervisor.socket.exists():
         supervisor.socket.unlink()  # supervisord removes it on a clean shutdown; a killed one leaves it
     return {"dir": str(sandbox_dir), "stopped": sorted(ours), "pids": ours}

@@ -57,7 +57,7 @@ def kafka_metadata(host: str, port: int, timeout: float = 2.0) -> list:
         raise ProbeError(f"reply carries correlation id {got_id}, expected {correlation_id}")
     pos = 12
     brokers = []
-    for _ in range(count):
+    for _broker in range(count):
         node_id, host_len = struct.unpack_from(">ih", reply, pos)
         pos += 6
         advertised = reply[pos:pos + host_len].decode()

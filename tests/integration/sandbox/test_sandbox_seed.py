@@ -59,7 +59,7 @@ def test_seed_creates_data_and_group_once(fresh_sandbox, kafka_admin):
     for message in first_records(state, "orders", 3, 5):
         key, value, headers = seed.record(orders, 3, message.offset)
         assert (message.key, message.value) == (key, value)
-        assert [(k, v) for k, v in message.headers] == headers
+        assert list(message.headers) == headers
 
     again = seed.seed(state["dir"])
     assert again["created_topics"] == [] and set(again["produced"].values()) == {0} and again["group"]["consumed"] == 0

@@ -1,0 +1,48 @@
+"""Names, addresses and hosts files of the sandbox clusters (pure logic)."""
+from __future__ import annotations
+
+import pytest
+
+from sandbox.topology import build_topology, short_name
+
+
+def test_default_topology_follows_the_contract():
+    primary, secondary = build_topology(7)
+    assert (primary.alias, primary.name, secondary.alias, secondary.name) == ("primary", "primary", "secondary", "secondary")
+    assert [(n.short, n.ip, n.role) for n in primary.nodes] == [
+        ("hn0-primar", "127.7.1.2", "head"),
+        ("wn0-primar", "127.7.1.10", "worker"), ("wn1-primar", "127.7.1.11", "worker"), ("wn2-primar", "127.7.1.12", "worker"),
+        ("zk0-primar", "127.7.1.20", "zookeeper"), ("zk1-primar", "127.7.1.21", "zookeeper"), ("zk2-primar", "127.7.1.22", "zookeeper"),
+    ]
+    assert secondary.broker_node.ip == "127.7.2.10" and secondary.broker_node.name.startswith("wn0-second.")
+    assert primary.bootstrap_servers == "127.7.1.10:9092" and primary.ambari_url == "http://127.7.1.2:8080"
+    assert all(n.name == f"{n.short}.kafkaopsbx.internal.cloudapp.net" for n in primary.nodes)
+
+
+def test_subnet_moves_both_clusters():
+    primary, secondary = build_topology(10, subnet=3)
+    assert primary.head.ip == "127.10.3.2" and secondary.head.ip == "127.10.4.2"
+
+
+def test_hosts_file_has_localhost_then_own_cluster_only():
+    primary, secondary = build_topology(0)
+    lines = primary.hosts_file().splitlines()
+    assert lines[0] == "127.0.0.1\tlocalhost" and lines[1].startswith("::1")
+    assert lines[3:] == [f"{n.ip}\t{n.name}\t{n.short}" for n in primary.nodes]
+    assert not any(n.short in primary.hosts_file() for n in secondary.nodes)
+
+
+@pytest.mark.parametrize("name, short", [("primary", "primar"), ("Kafka-Prod-EU", "kafkap"), ("ab", "ab")])
+def test_short_name_is_first_six_letters(name, short):
+    assert short_name(name) == short
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"net": 256}, "--net must be 0..255"),
+    ({"net": 1, "subnet": 0}, "subnet must be"),
+    ({"net": 1, "names": {"primary": "kafkaprod1", "secondary": "kafkaprod2"}}, "share their first six letters"),
+    ({"net": 1, "names": {"primary": "---"}}, "no letters or digits"),
+])
+def test_bad_topology_input_fails_clearly(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        build_topology(**kwargs)
