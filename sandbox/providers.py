@@ -82,7 +82,7 @@ class NoidaProvider(Provider):
             raise ProviderUnavailable("python package noida-db is not installed: pip install -r requirements-dev.txt") from exc
 
     def broker_command(self, spec: BrokerSpec, config: BrokerConfig) -> tuple:
-        # Quirk (noida-db 0.2.3): no setting for auto.create.topics.enable; the broker keeps its own behaviour.
+        # Quirk (noida-db 0.2.3): no setting for auto.create.topics.enable; it auto-creates on produce (measured).
         argv = [str(self.binary()), "start", "--data-dir", spec.data_dir, "--host", spec.ip, "--only", "kafka", "--kafka-port", str(spec.port)]
         return argv, {}
 
@@ -112,6 +112,7 @@ class TansuProvider(Provider):
             "--advertised-listener-url", f"tcp://{spec.advertised_host(config)}:{spec.port}",
             # Quirk (tansu 0.6.0): memory storage, so topics and data do not survive a restart.
             "--storage-engine", "memory://tansu/",
+            # Quirk (tansu 0.6.0): no setting for auto.create.topics.enable; it auto-creates on produce (measured).
             "--cluster-id", spec.cluster_name,
         ]
         return argv, {"RUST_LOG": "warn"}
