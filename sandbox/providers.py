@@ -172,6 +172,7 @@ class ApacheProvider(Provider):
     def broker_command(self, spec: BrokerSpec, config: BrokerConfig) -> tuple:
         self.check()
         properties = Path(spec.data_dir).parent / "server.properties"
+        properties.parent.mkdir(parents=True, exist_ok=True)
         properties.write_text(self.server_properties(spec, config))
         if not (Path(spec.data_dir) / "meta.properties").exists():
             subprocess.run([str(self.script("kafka-storage.sh")), "format", "--ignore-formatted", "-t", self.cluster_id(spec.cluster_name),

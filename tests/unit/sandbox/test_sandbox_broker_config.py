@@ -89,3 +89,48 @@ def test_apache_without_kafka_home_is_unavailable(monkeypatch, tmp_path):
 def test_unknown_provider_lists_the_choices():
     with pytest.raises(ValueError, match="choose one of noida, tansu, apache"):
         get_provider("redpanda")
+
+
+FAKE_STORAGE = """#!/bin/sh
+# stand-in for kafka-storage.sh: record the call, and format like the real one (meta.properties in log.dirs)
+echo "$@" >> "$(dirname "$0")/storage-calls"
+props=$(for a in "$@"; do :; done; echo "$a")
+dir=$(sed -n 's/^log.dirs=//p' "$props")
+mkdir -p "$dir" && echo "cluster.id=x" > "$dir/meta.properties"
+"""
+
+
+def fake_kafka_home(tmp_path):
+    home = tmp_path / "kafka"
+    (home / "bin").mkdir(parents=True)
+    for name in ("kafka-server-start.sh", "connect-mirror-maker.sh"):
+        (home / "bin" / name).write_text("#!/bin/sh\nexit 0\n")
+    (home / "bin" / "kafka-storage.sh").write_text(FAKE_STORAGE)
+    for script in (home / "bin").iterdir():
+        script.chmod(0o755)
+    return home
+
+
+def test_apache_formats_storage_once_and_starts_with_derived_properties(tmp_path):
+    home = fake_kafka_home(tmp_path)
+    spec = BrokerSpec(**{**SPEC.to_dict(), "provider": "apache", "data_dir": str(tmp_path / "cluster" / "data"), "log_dir": str(tmp_path / "logs")})
+    provider = ApacheProvider(str(home))
+    provider.check()
+    for _attempt in range(2):
+        argv, env = provider.broker_command(spec, broker_config.load(tmp_path))
+    properties = tmp_path / "cluster" / "server.properties"
+    assert argv == [str(home / "bin" / "kafka-server-start.sh"), str(properties)]
+    assert env["LOG_DIR"] == spec.log_dir
+    calls = (home / "bin" / "storage-calls").read_text().splitlines()
+    assert calls == [f"format --ignore-formatted -t {ApacheProvider.cluster_id('primary')} -c {properties}"]
+    assert "advertised.listeners=PLAINTEXT://wn0-primar.x.internal.cloudapp.net:9092" in properties.read_text()
+
+
+def test_apache_kafka_home_links_to_the_real_distribution(tmp_path):
+    from sandbox.kafka_home import write_kafka_home
+
+    home = fake_kafka_home(tmp_path)
+    (tmp_path / "sb").mkdir()
+    link = write_kafka_home(tmp_path / "sb", ApacheProvider(str(home)), tmp_path, {"name": "wn0", "python": "/bin/false"})
+    assert link.is_symlink() and link.resolve() == home.resolve()
+    assert (link / "bin" / "connect-mirror-maker.sh").exists()
