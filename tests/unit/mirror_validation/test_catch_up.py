@@ -36,11 +36,19 @@ def test_wait_returns_once_offsets_stop_moving_and_reach_the_snapshot():
     polls = iter([{0: {0: (0, 80), 1: (0, 50)}}, {0: {0: (0, 100), 1: (0, 50)}}, {0: {0: (0, 100), 1: (0, 50)}}])
     clock = FakeClock()
     result = wait_for_target(lambda: next(polls), [pair()], {(0, 0): (90, 90)}, 60, 5, clock=clock, sleep=clock.sleep)
-    assert result == {0: {0: (0, 100), 1: (0, 50)}}
+    assert result == ({0: {0: (0, 100), 1: (0, 50)}}, [])
     assert clock.now == 10
 
 
-def test_wait_times_out_naming_the_partition_behind():
+def test_a_target_that_stopped_short_is_compared_after_the_timeout():
     clock = FakeClock()
-    with pytest.raises(ValidationUnavailable, match=r"within 20 s \(primary.orders\[0\]\)"):
-        wait_for_target(lambda: {0: {0: (0, 10), 1: (0, 50)}}, [pair()], {(0, 0): (90, 90)}, 20, 5, clock=clock, sleep=clock.sleep)
+    result = wait_for_target(lambda: {0: {0: (0, 99), 1: (0, 50)}}, [pair()], {(0, 0): (90, 90)}, 20, 5, clock=clock, sleep=clock.sleep)
+    assert result == ({0: {0: (0, 99), 1: (0, 50)}}, [(0, 0)])
+    assert clock.now == 20
+
+
+def test_a_target_still_moving_at_the_timeout_cannot_be_validated():
+    clock = FakeClock()
+    ends = iter(range(1000))
+    with pytest.raises(ValidationUnavailable, match="still moving after 20 s"):
+        wait_for_target(lambda: {0: {0: (0, next(ends)), 1: (0, 50)}}, [pair()], {}, 20, 5, clock=clock, sleep=clock.sleep)

@@ -11,14 +11,19 @@ COUNTS = ["partition", "source_count", "target_count", "missing", "duplicates", 
 
 def run(spark, source, target, **begins):
     records, bounds = records_and_bounds(spark, source, target, **begins)
-    classified = compare.match_copies(records).transform(lambda matched: compare.classify(matched, bounds))
+    return _results(records, bounds)
+
+
+def _results(records, bounds):
+    classified = compare.match_copies(records).transform(lambda matched: compare.classify(matched, bounds)).cache()
     violations = compare.order_violations(classified)
-    counts = rows_of(compare.partition_counts(classified, violations, bounds), COUNTS)
-    samples = {(row[0], row[1]): row[2] for row in rows_of(compare.defect_samples(classified, violations, 10), ["partition", "kind", "offsets"])}
-    return counts, samples, classified
+    counts = rows_of(compare.partition_counts(classified, violations, bounds), ["pair"] + COUNTS)
+    samples = {tuple(row[:3]): row[3] for row in
+               rows_of(compare.defect_samples(classified, violations, 10), ["pair", "partition", "kind", "offsets"])}
+    return [row[1:] for row in counts], samples, classified
 
 
-@pytest.mark.parametrize("name, source, target, counts, samples", [
+CASES = [
     ("clean", "ABCD", "ABCD", (4, 4, 0, 0, 0, 0, 0), {}),
     ("loss", "ABCD", "ABD", (4, 3, 1, 0, 0, 0, 0), {"missing": [2]}),
     ("duplicate", "ABCD", "ABCCD", (4, 5, 0, 1, 0, 0, 0), {"duplicate": [3]}),
@@ -29,30 +34,45 @@ def run(spark, source, target, **begins):
     ("identical records on the source are not duplicates", "AAB", "AAB", (3, 3, 0, 0, 0, 0, 0), {}),
     ("losing one of two identical records", "AAB", "AB", (3, 2, 1, 0, 0, 0, 0), {"missing": [1]}),
     ("empty partition", "", "", (0, 0, 0, 0, 0, 0, 0), {}),
-])
-def test_single_partition_classes(spark, name, source, target, counts, samples):
-    got_counts, got_samples, _ = run(spark, {0: source}, {0: target})
-    assert got_counts == [(0,) + counts], name
-    assert got_samples == {(0, kind): offsets for kind, offsets in samples.items()}, name
+]
+
+
+@pytest.fixture(scope="module")
+def single_partition_results(spark):
+    """Every case of CASES as its own topic pair, compared in one Spark run (a JVM round trip per case is slow)."""
+    frames = [records_and_bounds(spark, {0: source}, {0: target}, pair=index) for index, (_, source, target, _, _) in enumerate(CASES)]
+    records, bounds = frames[0]
+    for more_records, more_bounds in frames[1:]:
+        records, bounds = records.unionByName(more_records), bounds.unionByName(more_bounds)
+    counts, samples, _ = _results(records, bounds)
+    return counts, samples
+
+
+@pytest.mark.parametrize("index", range(len(CASES)), ids=[case[0] for case in CASES])
+def test_single_partition_classes(single_partition_results, index):
+    _, _, _, counts, samples = CASES[index]
+    got_counts, got_samples = single_partition_results
+    assert got_counts[index] == (0,) + counts
+    assert {kind: offsets for (pair, _, kind), offsets in got_samples.items() if pair == index} == samples
 
 
 def test_record_in_the_wrong_partition_is_missing_there_and_unexpected_here(spark):
     counts, samples, classified = run(spark, {0: "AB", 1: "CD"}, {0: "A", 1: "CDB"})
     assert counts == [(0, 2, 1, 1, 0, 0, 0, 0), (1, 2, 3, 0, 0, 1, 0, 0)]
-    assert samples == {(0, "missing"): [1], (1, "unexpected"): [2]}
+    assert samples == {(0, 0, "missing"): [1], (0, 1, "unexpected"): [2]}
     assert rows_of(compare.misplaced_samples(classified, 10)) == [(0, 0, 1, 1, 2)]
 
 
 def test_records_deleted_by_source_retention_are_expired_not_unexpected(spark):
     counts, samples, _ = run(spark, {0: "CD"}, {0: "ABCD"}, source_begin={0: 2})
     assert counts == [(0, 2, 4, 0, 0, 0, 0, 2)]
-    assert samples == {(0, "expired"): [0, 1]}
+    assert samples == {(0, 0, "expired"): [0, 1]}
 
 
 def test_records_deleted_by_target_retention_are_expired_not_missing(spark):
     counts, samples, _ = run(spark, {0: "ABCD"}, {0: "CD"}, target_begin={0: 2})
     assert counts == [(0, 4, 2, 0, 0, 0, 0, 2)]
-    assert samples == {(0, "expired_on_target"): [0, 1]}
+    assert samples == {(0, 0, "expired_on_target"): [0, 1]}
 
 
 def test_junk_before_the_first_match_is_unexpected_when_nothing_expired(spark):
