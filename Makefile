@@ -29,8 +29,17 @@ $(VENV)/.installed: requirements.txt requirements-dev.txt
 	ln -sfn $(CURDIR) $(VENV)/collections/ansible_collections/kafkaops/mirror
 	touch $@
 
+# The main job on the local sandbox; the sandbox is stopped at the end unless KEEP=1.
 demo: venv
-	@$(BIN)/python -m sandbox.demo --dir $(SANDBOX_DIR) --provider $(PROVIDER) --keep $(KEEP)
+	@started=$$(date +%s); \
+	$(BIN)/python -m sandbox up --dir $(SANDBOX_DIR) --provider $(PROVIDER) || exit 1; \
+	if [ "$(KEEP)" != 1 ]; then trap '$(BIN)/python -m sandbox down --dir $(SANDBOX_DIR)' EXIT; fi; \
+	$(BIN)/python -m sandbox seed --dir $(SANDBOX_DIR) || exit 1; \
+	$(BIN)/ansible-playbook -i $(SANDBOX_DIR)/inventory.yml playbooks/mirror.yml \
+	  -e mirror_validation_report_dir=$(CURDIR)/reports || exit 1; \
+	$(BIN)/python -m sandbox status --dir $(SANDBOX_DIR); \
+	echo "demo: finished in $$(( $$(date +%s) - started )) s"; \
+	echo "demo: validation report: $(CURDIR)/reports/validation.html (JSON: $(CURDIR)/reports/validation.json)"
 
 test: venv
 	$(BIN)/python tests/run_suite.py
@@ -51,8 +60,7 @@ build: venv
 	$(BIN)/ansible-galaxy collection build --force --output-path $(CURDIR)/tests/output
 
 docs: venv
-	@for role in preflight hosts_sync ambari_kafka kafka_topics mirrormaker2 mirror_validation failover; do \
-	  [ -d roles/$$role ] && $(BIN)/ansible-doc -t role kafkaops.mirror.$$role; done; true
+	@for role in $(notdir $(wildcard roles/*)); do $(BIN)/ansible-doc -t role kafkaops.mirror.$$role || exit 1; done
 
 clean:
 	rm -rf tests/output
