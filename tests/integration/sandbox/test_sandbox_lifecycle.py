@@ -7,6 +7,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -94,6 +95,19 @@ def test_taken_port_fails_clearly_and_starts_nothing(fresh_sandbox, sandbox_net,
         with pytest.raises(api.SandboxError, match=rf"{busy}:9092 .*primary broker.* already in use"):
             fresh_sandbox("noida")
     assert not (tmp_path / "sandbox-noida-0" / "state.json").exists()
+
+
+def test_broker_that_cannot_start_fails_up_with_its_log_and_leaves_nothing(tmp_path, sandbox_net):
+    directory = tmp_path / "broken"
+    (directory / "clusters" / "secondary").mkdir(parents=True)
+    (directory / "clusters" / "secondary" / "broker-config.json").write_text("{not json")
+    started = time.monotonic()
+    with pytest.raises(api.SandboxError, match=r"(?s)secondary-broker is (EXITED|FATAL|BACKOFF).*broker-config.json is not valid JSON"):
+        api.up(directory, provider="noida", net=sandbox_net, subnet=CLI_SUBNET)
+    assert time.monotonic() - started < 15, "a dead broker must fail `up` at once, not at the timeout"
+    state = api.read_state(directory)
+    assert not [pid for pid in [state["supervisord"]["pid"], *state["processes"].values()] if processes.alive(pid)]
+    assert not probes.port_in_use(f"127.{sandbox_net}.{CLI_SUBNET}.10", 9092)
 
 
 def test_missing_provider_binary_fails_clearly(tmp_path, monkeypatch):
