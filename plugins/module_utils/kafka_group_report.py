@@ -45,7 +45,13 @@ def group_report(admin, include=None, exclude=None, topics=None, lag=True):
     selected = NameFilter(include, exclude).select(listed)
     topic_filter = NameFilter(topics)
     warnings = []
-    descriptions = admin.describe_groups(selected) if selected else {}
+    descriptions = {}
+    try:
+        descriptions = admin.describe_groups(selected) if selected else {}
+    except (KafkaError, ValueError) as exc:
+        # ValueError: kafka-python 3.0.12 cannot decode an authorized_operations bitfield with bits unknown to it.
+        warnings.append(f"members could not be described (DescribeGroups failed: {exc.__class__.__name__}: {exc}); "
+                        f"states come from ListGroups and members are reported as null")
     committed = {}
     for group_id in selected:
         try:
@@ -74,7 +80,7 @@ def group_report(admin, include=None, exclude=None, topics=None, lag=True):
                     topic=tp.topic,
                     partition=tp.partition,
                     committed_offset=found.offset if has_commit else None,
-                    metadata=found.metadata,
+                    metadata=found.metadata or "",
                     end_offset=end_offset,
                     lag=max(end_offset - found.offset, 0) if has_commit and end_offset is not None else None,
                 )
@@ -84,7 +90,7 @@ def group_report(admin, include=None, exclude=None, topics=None, lag=True):
             state=description.get("group_state") or listed[group_id].get("group_state"),
             protocol_type=description.get("protocol_type", listed[group_id].get("protocol_type")),
             protocol=description.get("protocol_data"),
-            members=_members(description),
+            members=_members(description) if description else None,
             offsets=offsets,
             total_lag=sum(lags) if lag and offsets else None,
         )

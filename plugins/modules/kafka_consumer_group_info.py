@@ -73,7 +73,9 @@ groups:
       description: Partition assignor in use (for example V(range)).
       type: str
     members:
-      description: Members with C(member_id), C(group_instance_id), C(client_id), C(client_host) and C(assignment) (list of C(topic), C(partition)).
+      description:
+        - Members with C(member_id), C(group_instance_id), C(client_id), C(client_host) and C(assignment) (list of C(topic), C(partition)).
+        - V(null), with a warning, when the brokers' DescribeGroups answer could not be read; the state then comes from ListGroups.
       type: list
       elements: dict
     offsets:

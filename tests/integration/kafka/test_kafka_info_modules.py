@@ -1,0 +1,80 @@
+"""kafka_topic_info and kafka_consumer_group_info against the sandbox (noida and tansu): read-only, filtered, check mode safe."""
+from __future__ import annotations
+
+import pytest
+
+from conftest import broker_checks, skip_on
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def topic_with_records(target):
+    stem = target.unique("info")
+    created = target.run("kafka_topic", dict(broker_checks(target), topics=[
+        {"name": f"{stem}-a", "partitions": 2, "configs": {"retention.ms": 3600000}},
+        {"name": f"{stem}-b", "partitions": 1},
+    ]))
+    assert created["changed"], created.get("msg")
+    target.read("produce", f"{stem}-a", 3)
+    return stem
+
+
+def test_topic_info_reports_partitions_offsets_and_configs(target, topic_with_records):
+    stem = topic_with_records
+    before = target.topics()
+    for check in (False, True):
+        result = target.run("kafka_topic_info", dict(topics=[f"{stem}-.*"], exclude=[".*-b"], configs="all"), check=check)
+        assert not result["changed"] and not result.get("failed"), result.get("msg")
+        assert list(result["topics"]) == [f"{stem}-a"]
+        topic = result["topics"][f"{stem}-a"]
+        assert topic["partition_count"] == 2 and topic["replication_factor"] == 1 and topic["under_replicated_partitions"] == 0
+        broker_id = result["brokers"][0]["node_id"]
+        first = topic["partitions"][0]
+        assert (first["partition"], first["leader"], first["replicas"], first["isr"]) == (0, broker_id, [broker_id], [broker_id])
+        assert (first["begin_offset"], first["end_offset"]) == (0, 3)
+        assert topic["partitions"][1]["end_offset"] == 0
+        assert topic["configs"]["retention.ms"] == "3600000"
+    assert target.topics() == before
+
+
+def test_topic_info_non_default_configs_and_internal_topics(target, topic_with_records):
+    skip_on(target, "tansu", "reports every set topic config as a default (config_source DEFAULT_CONFIG)")
+    stem = topic_with_records
+    result = target.run("kafka_topic_info", dict(topics=[f"{stem}-.*"], offsets=False))
+    assert result["topics"][f"{stem}-a"]["configs"] == {"retention.ms": "3600000"}
+    assert result["topics"][f"{stem}-b"]["configs"] == {}
+    assert result["topics"][f"{stem}-a"]["partitions"][0]["end_offset"] is None
+    assert "__consumer_offsets" not in target.run("kafka_topic_info", dict(configs="none", offsets=False))["topics"]
+    internal = target.run("kafka_topic_info", dict(topics=["__consumer_offsets"], include_internal=True, configs="none", offsets=False))
+    assert internal["topics"]["__consumer_offsets"]["internal"] is True
+
+
+def test_info_modules_name_a_bad_regex(target):
+    result = target.run("kafka_topic_info", dict(topics=["ok", "[unclosed"]))
+    assert result["failed"] and result["msg"].startswith("topics: '[unclosed' is not a regular expression")
+    result = target.run("kafka_consumer_group_info", dict(exclude=["*"]))
+    assert result["failed"] and result["msg"].startswith("exclude: '*' is not a regular expression")
+
+
+def test_consumer_group_info_reports_committed_offsets_and_lag(target, topic_with_records):
+    stem = topic_with_records
+    target.read("commit", f"{stem}-app", f"{stem}-a", 0, 1)
+    target.read("commit", f"{stem}-other", f"{stem}-b", 0, 0)
+    for check in (False, True):
+        result = target.run("kafka_consumer_group_info", dict(groups=[f"{stem}-.*"], exclude=[".*-other"]), check=check)
+        assert not result["changed"] and not result.get("failed"), result.get("msg")
+        assert list(result["groups"]) == [f"{stem}-app"]
+        group = result["groups"][f"{stem}-app"]
+        if target.provider == "tansu":
+            # tansu quirks: DescribeGroups returns an authorized_operations bit kafka-python 3.0.12 cannot decode
+            # ("15 is not a valid ACLOperation"), so the module reports members as null with a warning, and
+            # ListGroups reports the state of an offsets-only group as "Unknown".
+            assert group["members"] is None and any("DescribeGroups failed" in warning for warning in result["warnings"])
+            assert group["state"] == "Unknown"
+        else:
+            assert group["state"] == "Empty" and group["members"] == []
+        assert group["offsets"] == [{"topic": f"{stem}-a", "partition": 0, "committed_offset": 1, "metadata": "", "end_offset": 3, "lag": 2}]
+        assert group["total_lag"] == 2
+    filtered = target.run("kafka_consumer_group_info", dict(groups=[f"{stem}-app"], topics=["nothing"], lag=False))
+    assert filtered["groups"][f"{stem}-app"]["offsets"] == [] and filtered["groups"][f"{stem}-app"]["total_lag"] is None
