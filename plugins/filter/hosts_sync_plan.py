@@ -1,0 +1,29 @@
+# -*- coding: utf-8 -*-
+# Copyright: kafkaops.mirror contributors
+# Apache License 2.0 (see LICENSE)
+"""Filter kafkaops.mirror.hosts_sync_plan: a node's hosts file + the source cluster's entries -> managed block and conflicts."""
+from __future__ import annotations
+
+import re
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.kafkaops.mirror.plugins.module_utils.hosts_entries import DEFAULT_PATTERNS, HostsEntriesError, plan
+
+
+def hosts_sync_plan(current_text, alias, source_files=None, ambari_hosts=None, patterns=None):
+    patterns = list(patterns or DEFAULT_PATTERNS)
+    for pattern in patterns:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise AnsibleFilterError(f"hosts_sync_plan: pattern {pattern!r} is not a valid regular expression: {exc}") from None
+    try:
+        return plan(current_text, alias, source_files=source_files, ambari_hosts=ambari_hosts, patterns=patterns)
+    except HostsEntriesError as exc:
+        raise AnsibleFilterError(f"hosts_sync_plan: {exc}") from None
+
+
+class FilterModule:
+    def filters(self):
+        return {"hosts_sync_plan": hosts_sync_plan}
