@@ -283,6 +283,24 @@ def _flow_properties(builder, flow):
     return props
 
 
+def _heartbeat_only_pairs(builder):
+    """Heartbeats topic RF for herder pairs that replicate nothing, which would otherwise create it with RF 3.
+
+    MirrorMakerConfig.clusterPairs() starts a herder for every ordered pair of clusters unless its heartbeats are
+    disabled, so that B->A heartbeats into A can be replicated by A->B as a health signal.
+    """
+    flows = {(flow["source"], flow["target"]): flow for flow in builder.flows}
+    props = {}
+    for source in sorted(builder.clusters):
+        for target in sorted(builder.clusters):
+            flow = flows.get((source, target))
+            if source == target or (flow and (flow["enabled"] or not flow["emit_heartbeats"])):
+                continue
+            factor = builder.replication_factor(builder.model["internal_replication_factor"], target, "internal_replication_factor")
+            props["%s->%s.heartbeats.topic.replication.factor" % (source, target)] = factor
+    return props
+
+
 def _mm2_config(builder):
     model = builder.model
     config = MirrorConfig("mm2")
@@ -305,13 +323,14 @@ def _mm2_config(builder):
         props["offset-syncs.topic.location"] = model["offset_syncs_topic_location"]
     for alias, cluster in sorted(builder.clusters.items()):
         props.update(_cluster_properties(alias, cluster, config))
-        # Connect's own state topics (dedicated mode) live on each target cluster.
-        if any(flow["target"] == alias and flow["enabled"] for flow in builder.flows):
-            factor = builder.replication_factor(model["internal_replication_factor"], alias, "internal_replication_factor")
-            for store in ("config", "offset", "status"):
-                props["%s.%s.storage.replication.factor" % (alias, store)] = factor
+        # Dedicated MirrorMaker runs a herder, with Connect state topics on its target, for every cluster pair, also
+        # pairs without a flow (they emit heartbeats): every cluster gets these topics.
+        factor = builder.replication_factor(model["internal_replication_factor"], alias, "internal_replication_factor")
+        for store in ("config", "offset", "status"):
+            props["%s.%s.storage.replication.factor" % (alias, store)] = factor
         scoped = {"%s.%s" % (alias, key): value for key, value in (cluster.get("properties") or {}).items()}
         builder.extra(scoped, "clusters %s properties" % alias, props)
+    props.update(_heartbeat_only_pairs(builder))
     for flow in builder.flows:
         props.update(_flow_properties(builder, flow))
     if model["dedicated_rest"] or model["exactly_once"]:

@@ -32,9 +32,14 @@ class ClusterClients:
         if self.options["security_protocol"] != "PLAINTEXT":
             raise ValueError("%s: security.protocol %s is not modeled by the stand-in (the sandbox brokers have no TLS/SASL)"
                              % (alias, self.options["security_protocol"]))
+        # Connect's state topics of a herder live on its target and take the `<target>.`-prefixed worker settings.
+        self.offset_storage_rf = int(client_settings.get("offset.storage.replication.factor", 3))
         self._admin = None
         self._producer = None
         self._consumers = []
+
+    def storage_replication_factor(self):
+        return self.offset_storage_rf
 
     def admin(self):
         if self._admin is None:

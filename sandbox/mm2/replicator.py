@@ -74,7 +74,7 @@ class SourceReplicator:
 
     def start(self):
         flow = self.flow
-        self.target.ensure_topic(progress_topic(flow.source), 1, flow.number("offset.storage.replication.factor"), COMPACT)
+        self.target.ensure_topic(progress_topic(flow.source), 1, self.target.storage_replication_factor(), COMPACT)
         self.syncs_cluster.ensure_topic(offset_syncs_topic(flow.target), 1, flow.number("offset-syncs.topic.replication.factor"), COMPACT)
         for record in self.target.read_all(progress_topic(flow.source)):
             key = json.loads(record.key)

@@ -18,7 +18,6 @@ DEFAULTS = {
     "heartbeats.topic.replication.factor": "3",
     "checkpoints.topic.replication.factor": "3",
     "offset-syncs.topic.replication.factor": "3",
-    "offset.storage.replication.factor": "3",
     "offset-syncs.topic.location": "source",
     "offset.lag.max": "100",
     "emit.checkpoints.enabled": "true",

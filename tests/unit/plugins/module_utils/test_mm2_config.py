@@ -53,7 +53,9 @@ def test_auto_replication_factor_is_min_three_and_brokers_per_cluster():
     assert p["primary->secondary.checkpoints.topic.replication.factor"] == 3
     assert p["primary->secondary.offset-syncs.topic.replication.factor"] == 1  # offset-syncs live on the 1-broker source
     assert p["secondary.offset.storage.replication.factor"] == 3
-    assert "primary.offset.storage.replication.factor" not in p  # primary is no target
+    # The herder secondary->primary runs for heartbeats although no flow goes that way: sized for primary too.
+    assert p["primary.offset.storage.replication.factor"] == 1
+    assert p["secondary->primary.heartbeats.topic.replication.factor"] == 1
 
 
 def test_replication_factor_below_min_insync_warns():
@@ -187,6 +189,10 @@ def test_disabled_flow_keeps_heartbeats_only():
     p = props(flows=[{"source": "primary", "target": "secondary"}, {"source": "secondary", "target": "primary", "enabled": False}])
     assert p["secondary->primary.enabled"] is False
     assert "secondary->primary.topics" not in p
+    assert p["secondary->primary.heartbeats.topic.replication.factor"] == 1
+    silent = props(flows=[{"source": "primary", "target": "secondary"},
+                          {"source": "secondary", "target": "primary", "enabled": False, "emit_heartbeats": False}])
+    assert "secondary->primary.heartbeats.topic.replication.factor" not in silent
 
 
 def test_mm1_engine_for_old_clusters():
