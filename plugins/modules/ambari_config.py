@@ -15,7 +15,7 @@ description:
     property set and a version note. Ambari makes a new version even for identical properties, so this module never sends one
     without a change.
   - Components that use the config type become stale in Ambari; restart them with M(kafkaops.mirror.ambari_restart).
-author: kafkaops.mirror developers
+author: kafkaops.mirror developers (@kafkaops)
 extends_documentation_fragment:
   - kafkaops.mirror.attributes
   - kafkaops.mirror.ambari_connection

@@ -11,7 +11,7 @@ version_added: 0.1.0
 description:
   - Reads the hosts of an Ambari-managed cluster (FQDN, short name, IP address, host components) in one API call.
   - Used to build hosts file entries for another network (see the C(kafkaops.mirror.hosts_sync) role) and to find the brokers.
-author: kafkaops.mirror developers
+author: kafkaops.mirror developers (@kafkaops)
 extends_documentation_fragment:
   - kafkaops.mirror.attributes
   - kafkaops.mirror.attributes.info_module

@@ -16,7 +16,7 @@ description:
   - Waits for each request to finish; fails when it ends V(FAILED), V(TIMEDOUT) or V(ABORTED), naming the request id, its
     context and the failed tasks, or when it is still running after O(wait_timeout) seconds. A rolling restart stops at the
     first host that fails.
-author: kafkaops.mirror developers
+author: kafkaops.mirror developers (@kafkaops)
 extends_documentation_fragment:
   - kafkaops.mirror.attributes
   - kafkaops.mirror.ambari_connection
