@@ -113,7 +113,8 @@ def gather(connection, params):
 
 def _describe_broker_configs(admin, facts):
     broker_id = facts["controller_id"] if facts["controller_id"] is not None and facts["controller_id"] >= 0 else facts["brokers"][0]["node_id"]
-    resource = ConfigResource(ConfigResourceType.BROKER, str(broker_id), {key: None for key in BROKER_CONFIG_KEYS})
+    # All keys: not every broker implements the key filter of DescribeConfigs.
+    resource = ConfigResource(ConfigResourceType.BROKER, str(broker_id))
     try:
         answer = admin.describe_configs([resource], config_filter="all")
     except KafkaError as exc:

@@ -61,10 +61,15 @@ def ensure_topic(bootstrap, topic, partitions):
         admin.close()
 
 
-def mirror_pass(source_bootstrap, target_bootstrap, source_alias, target_alias, topic, groups, offset_lag_max=100, duplicate_first=0):
-    """Copy `topic`, write offset-syncs and checkpoints for `groups`; returns {partition: [(upstream, downstream), ...]} syncs."""
+def mirror_pass(source_bootstrap, target_bootstrap, source_alias, target_alias, topic, groups, offset_lag_max=100, duplicate_first=0,
+                start_offset=0):
+    """Copy `topic`, write offset-syncs and checkpoints for `groups`; returns {partition: [(upstream, downstream), ...]} syncs.
+
+    `start_offset` leaves out the records before it, as when MirrorMaker started after the topic had data and began at the
+    latest offset (consumer auto.offset.reset=latest) or retention had deleted them: no sync covers those offsets.
+    """
     remote = f"{source_alias}.{topic}"
-    source_records = read_all(source_bootstrap, topic)
+    source_records = {p: [r for r in records if r.offset >= start_offset] for p, records in read_all(source_bootstrap, topic).items()}
     ensure_topic(target_bootstrap, remote, len(source_records))
     ensure_topic(target_bootstrap, checkpoints_topic(source_alias), 1)
     ensure_topic(source_bootstrap, offset_syncs_topic(target_alias), 1)
