@@ -146,7 +146,13 @@ class AmbariClient:
         entry = {"type": config_type, "tag": tag, "properties": properties, "service_config_version_note": note}
         if properties_attributes:
             entry["properties_attributes"] = properties_attributes
-        self.call("PUT", self.cluster_path, body={"Clusters": {"desired_config": [entry]}})
+        try:
+            self.call("PUT", self.cluster_path, body={"Clusters": {"desired_config": [entry]}})
+        except AmbariError:
+            # A gateway can time out (502/504) after Ambari stored the version; the retry then finds the tag taken.
+            if self.desired_tags().get(config_type) == tag:
+                return tag
+            raise
         return tag
 
     # ---- hosts and components ----------------------------------------------------------------
@@ -161,14 +167,12 @@ class AmbariClient:
             hosts.append({"host_name": item["Hosts"]["host_name"], "ip": item["Hosts"].get("ip"), "components": components})
         return sorted(hosts, key=lambda h: h["host_name"])
 
-    def host_components(self, service, stale_only):
-        """[(component, host)] of a service, optionally only those whose configs are stale."""
-        query = {"HostRoles/service_name": service, "fields": "HostRoles/service_name,HostRoles/component_name,HostRoles/host_name"}
-        if stale_only:
-            query["HostRoles/stale_configs"] = "true"
+    def host_components(self, service):
+        """[(component, host, stale)] for every host component of a service."""
+        query = {"HostRoles/service_name": service, "fields": "HostRoles/component_name,HostRoles/host_name,HostRoles/stale_configs"}
         body = self.call("GET", self.cluster_path + "/host_components", query=query)
-        pairs = [(i["HostRoles"]["component_name"], i["HostRoles"]["host_name"]) for i in body.get("items", [])]
-        return sorted(pairs)
+        roles = [i["HostRoles"] for i in body.get("items", [])]
+        return sorted((r["component_name"], r["host_name"], bool(r.get("stale_configs"))) for r in roles)
 
     # ---- requests ----------------------------------------------------------------------------
     def restart(self, service, component_hosts, context):

@@ -17,6 +17,10 @@ from ansible_collections.kafkaops.mirror.plugins.module_utils.ambari import (
 )
 
 
+class RestartInputError(AmbariError):
+    """The request names a service, component or host the cluster does not have."""
+
+
 class RestartFailed(AmbariError):
     """A restart request ended badly or did not finish in time; carries the partial result."""
 
@@ -25,12 +29,19 @@ class RestartFailed(AmbariError):
         self.result = result
 
 
-def select_targets(pairs, components=None, hosts=None):
-    """The (component, host) pairs to restart, narrowed to the named components and hosts when given."""
+def select_targets(host_components, components=None, hosts=None, only_stale=True):
+    """The (component, host) pairs to restart from [(component, host, stale)], narrowed to the named components and hosts.
+
+    Names that match nothing on the service are an input error, so that a typo does not pass as "nothing to restart".
+    """
+    unknown = sorted(set(components or []) - {c for c, _h, _s in host_components})
+    unknown += sorted(set(hosts or []) - {h for _c, h, _s in host_components})
+    if unknown:
+        raise RestartInputError(f"{', '.join(unknown)}: not among the service's host components")
     return [
         (component, host)
-        for component, host in pairs
-        if (not components or component in components) and (not hosts or host in hosts)
+        for component, host, stale in host_components
+        if (stale or not only_stale) and (not components or component in components) and (not hosts or host in hosts)
     ]
 
 
@@ -90,8 +101,13 @@ def restart_components(params, check_mode, client=None, restarter=None):
     service = params["service"]
     client = client or AmbariClient.from_params(params)
     restarter = restarter or Restarter(client, poll_interval=params["poll_interval"])
-    pairs = client.host_components(service, stale_only=params["only_stale"])
-    targets = select_targets(pairs, params.get("components"), params.get("hosts"))
+    host_components = client.host_components(service)
+    if not host_components:
+        raise RestartInputError(f"service {service} has no host components in cluster {client.cluster_name}; check the service name")
+    try:
+        targets = select_targets(host_components, params.get("components"), params.get("hosts"), params["only_stale"])
+    except RestartInputError as exc:
+        raise RestartInputError(f"service {service} in cluster {client.cluster_name}: {exc}") from None
     plan = batches(targets, params["rolling"])
     result = {
         "changed": bool(plan),

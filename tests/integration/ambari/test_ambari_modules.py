@@ -210,6 +210,18 @@ def test_restart_wait_timeout(emulator):
     assert result["failed"] and "still" in result["msg"] and "after 1 s" in result["msg"]
 
 
+def test_restart_unknown_host_fails_without_request(emulator):
+    make_stale(emulator)
+    result = run_module("ambari_restart", restart_args(emulator, hosts=[WORKERS[0], "wn7-primar.emul.internal.cloudapp.net"]))
+    assert result["failed"] and "wn7-primar.emul.internal.cloudapp.net: not among the service's host components" in result["msg"]
+    assert emulator.requests() == [] and len(emulator.stale()) == 3
+
+
+def test_restart_unknown_service_fails(emulator):
+    result = run_module("ambari_restart", restart_args(emulator, service="KAFAK"))
+    assert result["failed"] and "service KAFAK has no host components in cluster primary" in result["msg"]
+
+
 def test_restart_bad_timeout_fails_before_any_call(emulator):
     make_stale(emulator)
     result = run_module("ambari_restart", restart_args(emulator, wait_timeout=0))

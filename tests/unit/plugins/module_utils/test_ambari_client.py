@@ -88,9 +88,28 @@ def test_writes_carry_x_requested_by_and_basic_auth(client, monkeypatch):
 
 
 def test_query_keeps_ambari_paths_readable(client, monkeypatch):
-    script = Script({"items": []})
+    script = Script({"items": [{"HostRoles": {"component_name": "KAFKA_BROKER", "host_name": "wn0", "stale_configs": True}}]})
     monkeypatch.setattr(ambari, "open_url", script)
-    client.host_components("KAFKA", stale_only=True)
+    assert client.host_components("KAFKA") == [("KAFKA_BROKER", "wn0", True)]
     url = script.calls[0][0]
     assert url.startswith("https://c.example.invalid/api/v1/clusters/c/host_components?")
-    assert "HostRoles/stale_configs=true" in url and "HostRoles/service_name=KAFKA" in url
+    assert "HostRoles/service_name=KAFKA" in url and "HostRoles/stale_configs" in url
+
+
+def test_put_config_whose_answer_was_lost_counts_when_the_tag_is_desired(client, monkeypatch):
+    class Recorder(Script):
+        def __call__(self, url, **kwargs):
+            if kwargs.get("method") == "GET":
+                return io.BytesIO(json.dumps({"Clusters": {"desired_configs": {"kafka-env": {"tag": self.put_tag}}}}).encode())
+            self.put_tag = json.loads(kwargs["data"])["Clusters"]["desired_config"][0]["tag"]
+            return super().__call__(url, **kwargs)
+
+    monkeypatch.setattr(ambari, "open_url", Recorder(*([504] * 5)))
+    assert client.put_config("kafka-env", {"content": "x"}, {}, "note").startswith("version")
+
+
+def test_put_config_failure_that_did_not_apply_is_raised(client, monkeypatch):
+    answers = Script(400, {"Clusters": {"desired_configs": {"kafka-env": {"tag": "version1"}}}})
+    monkeypatch.setattr(ambari, "open_url", answers)
+    with pytest.raises(AmbariError, match="HTTP 400"):
+        client.put_config("kafka-env", {"content": "x"}, {}, "note")

@@ -5,25 +5,34 @@ import pytest
 from ansible_collections.kafkaops.mirror.plugins.module_utils.ambari_restart import (
     Restarter,
     RestartFailed,
+    RestartInputError,
     batches,
     restart_components,
     select_targets,
 )
 
 PAIRS = [("KAFKA_BROKER", "wn0"), ("KAFKA_BROKER", "wn1"), ("KAFKA_MIRROR", "wn1")]
+HOST_COMPONENTS = [(c, h, True) for c, h in PAIRS] + [("KAFKA_BROKER", "wn2", False)]
 
 
 @pytest.mark.parametrize(
-    "components, hosts, expected",
+    "components, hosts, only_stale, expected",
     [
-        (None, None, PAIRS),
-        (["KAFKA_BROKER"], None, PAIRS[:2]),
-        (None, ["wn1"], PAIRS[1:]),
-        (["KAFKA_MIRROR"], ["wn0"], []),
+        (None, None, True, PAIRS),
+        (None, None, False, PAIRS + [("KAFKA_BROKER", "wn2")]),
+        (["KAFKA_BROKER"], None, True, PAIRS[:2]),
+        (None, ["wn1"], True, PAIRS[1:]),
+        (["KAFKA_MIRROR"], ["wn0"], True, []),
+        (None, ["wn2"], True, []),
     ],
 )
-def test_select_targets(components, hosts, expected):
-    assert select_targets(PAIRS, components, hosts) == expected
+def test_select_targets(components, hosts, only_stale, expected):
+    assert select_targets(HOST_COMPONENTS, components, hosts, only_stale) == expected
+
+
+def test_select_targets_refuses_unknown_names():
+    with pytest.raises(RestartInputError, match="KAFKA_BROKR, wn9: not among"):
+        select_targets(HOST_COMPONENTS, ["KAFKA_BROKR"], ["wn9"])
 
 
 def test_batches():
@@ -35,13 +44,13 @@ def test_batches():
 class FakeClient:
     cluster_name = "c"
 
-    def __init__(self, statuses, pairs=PAIRS):
+    def __init__(self, statuses, host_components=HOST_COMPONENTS):
         self.statuses = list(statuses)
-        self.pairs = pairs
+        self.host_components_list = host_components
         self.restarts = []
 
-    def host_components(self, service, stale_only):
-        return list(self.pairs)
+    def host_components(self, service):
+        return list(self.host_components_list)
 
     def restart(self, service, component_hosts, context):
         self.restarts.append(component_hosts)
@@ -114,7 +123,12 @@ def test_timeout():
         run(client, wait_timeout=3)
 
 
+def test_unknown_service_is_an_input_error():
+    with pytest.raises(RestartInputError, match="service KAFKA has no host components in cluster c"):
+        run(FakeClient([], host_components=[]))
+
+
 def test_nothing_to_restart():
-    client = FakeClient([], pairs=[])
+    client = FakeClient([], host_components=[("KAFKA_BROKER", "wn0", False)])
     assert run(client) == {"changed": False, "restarted": [], "requests": [], "diff": {
         "before": "", "after": "", "before_header": "KAFKA components to restart", "after_header": "after restart"}}
