@@ -193,7 +193,8 @@ def evaluate(facts, expectations):
                                                                      f"(known: {', '.join(sorted(features))})"))
         elif info["supported"] is False:
             findings.append(_finding("error", "version_gate", alias,
-                                     f"cluster {alias}: {info['label']} is requested but needs Kafka {info['since']}+ ({info['kip']}); the cluster runs {version}",
+                                     f"cluster {alias}: {info['label']} is requested but needs Kafka {info['since']}+ ({info['kip']}); "
+                                     f"the cluster runs {version}",
                                      f"turn {info['label']} off for this flow, or upgrade cluster {alias}"))
     count = facts["broker_count"]
     for what, factor in sorted((expectations.get("replication_factors") or {}).items()):
@@ -225,7 +226,7 @@ def evaluate(facts, expectations):
         elif int(factor) == int(min_isr) and int(factor) > 1:
             findings.append(_finding("warning", "min_insync_replicas", alias,
                                      f"cluster {alias}: {what} equals min.insync.replicas {min_isr}: with one replica down MirrorMaker's writes stop"))
-    if (expectations.get("internal_replication_factors") or {}) and min_isr is None and not facts["skipped"]:
+    if expectations.get("internal_replication_factors") and min_isr is None and not facts["skipped"]:
         findings.append(_finding("info", "min_insync_replicas", alias,
                                  f"cluster {alias}: min.insync.replicas is not describable ({facts['broker_configs_error'] or 'not returned'}); "
                                  f"internal-topic replication factors were checked against the broker count only"))

@@ -71,8 +71,7 @@ extends_documentation_fragment:
 notes:
   - The version is inferred from the API versions the broker supports, as Kafka clients do; a pinned O(api_version) is reported as pinned.
   - Broker configs and the topic-creation dry run are skipped when an advertised address is unusable, because those requests go there.
-author:
-  - kafkaops.mirror contributors
+author: kafkaops.mirror developers (@kafkaops)
 """
 
 EXAMPLES = r"""

@@ -34,7 +34,8 @@ options:
     default: ['.*']
   source:
     description:
-      - Connection to the source cluster, with the same options as the top-level connection options (O(bootstrap_servers) and so on).
+      - Connection to the source cluster, with the same keys as the top-level connection options (O(bootstrap_servers),
+        O(security_protocol), O(sasl_mechanism), O(sasl_plain_username), O(sasl_plain_password), O(ssl_cafile), and so on).
       - When given, the groups' current committed offsets on the source are read and translated (instead of the offset in the
         latest checkpoint), source groups without any checkpoint are reported, and O(verify) can compare records.
       - Required for O(offset_syncs_location=source) and O(verify=true).
@@ -103,8 +104,7 @@ notes:
 seealso:
   - module: kafkaops.mirror.kafka_mirror_status
   - module: kafkaops.mirror.kafka_consumer_group_info
-author:
-  - kafkaops.mirror contributors
+author: kafkaops.mirror developers (@kafkaops)
 """
 
 EXAMPLES = r"""
@@ -134,23 +134,62 @@ offsets:
   type: list
   elements: dict
   contains:
-    group: {description: Consumer group., type: str, returned: always}
-    topic: {description: Topic name on the target (remote name under the replication policy)., type: str, returned: always}
-    source_topic: {description: Topic name on the source., type: str, returned: always}
-    partition: {description: Partition., type: int, returned: always}
-    source_offset: {description: The group's committed offset on the source (null without O(source))., type: int, returned: always}
-    checkpoint_upstream_offset: {description: Source offset of the latest checkpoint (null when none)., type: int, returned: always}
-    checkpoint_downstream_offset: {description: Target offset of the latest checkpoint (null when none)., type: int, returned: always}
-    translated_offset: {description: Offset to commit on the target (null when there is no translation)., type: int, returned: always}
-    basis: {description: What the translation came from, V(offset_sync), V(checkpoint) or V(checkpoint_behind)., type: str, returned: always}
-    target_committed_offset: {description: The group's committed offset on the target before this run., type: int, returned: always}
-    target_end_offset: {description: End offset of the target partition (null when the topic is missing)., type: int, returned: always}
-    active: {description: Whether the group has active members on the target., type: bool, returned: always}
+    group:
+      description: Consumer group.
+      type: str
+      returned: always
+    topic:
+      description: Topic name on the target (remote name under the replication policy).
+      type: str
+      returned: always
+    source_topic:
+      description: Topic name on the source.
+      type: str
+      returned: always
+    partition:
+      description: Partition.
+      type: int
+      returned: always
+    source_offset:
+      description: The group's committed offset on the source (null without O(source)).
+      type: int
+      returned: always
+    checkpoint_upstream_offset:
+      description: Source offset of the latest checkpoint (null when none).
+      type: int
+      returned: always
+    checkpoint_downstream_offset:
+      description: Target offset of the latest checkpoint (null when none).
+      type: int
+      returned: always
+    translated_offset:
+      description: Offset to commit on the target (null when there is no translation).
+      type: int
+      returned: always
+    basis:
+      description: What the translation came from, V(offset_sync), V(checkpoint) or V(checkpoint_behind).
+      type: str
+      returned: always
+    target_committed_offset:
+      description: The group's committed offset on the target before this run.
+      type: int
+      returned: always
+    target_end_offset:
+      description: End offset of the target partition (null when the topic is missing).
+      type: int
+      returned: always
+    active:
+      description: Whether the group has active members on the target.
+      type: bool
+      returned: always
     action:
       description: V(commit), V(up_to_date), V(refused_active), V(would_rewind), V(target_behind) or V(no_translation).
       type: str
       returned: always
-    reason: {description: Why this action., type: str, returned: always}
+    reason:
+      description: Why this action.
+      type: str
+      returned: always
     verification:
       description: With O(verify=true), where the target position lands (status V(exact), V(re_read), V(lost), V(at_end), V(unverified)).
       type: dict
@@ -190,6 +229,7 @@ undecodable:
 """
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
 from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_client import (
     KafkaConnectionError,
@@ -206,7 +246,7 @@ def main():
         source_alias=dict(type="str", required=True),
         target_alias=dict(type="str"),
         groups=dict(type="list", elements="str", default=[".*"]),
-        source=dict(type="dict", options=kafka_connection_argument_spec()),
+        source=dict(type="dict"),
         offset_syncs=dict(type="bool", default=False),
         offset_syncs_location=dict(type="str", choices=["source", "target"], default="source"),
         replication_policy=dict(type="str", choices=["default", "identity"], default="default"),
@@ -219,7 +259,13 @@ def main():
         commit_metadata=dict(type="str", default="kafkaops.mirror failover"),
     )
     module = AnsibleModule(argument_spec=spec, supports_check_mode=True)
-    problems = validate_params(module.params)
+    problems = []
+    if module.params["source"] is not None:
+        validated = ArgumentSpecValidator(kafka_connection_argument_spec()).validate(module.params["source"])
+        module.no_log_values.update(validated._no_log_values)  # pylint: disable=protected-access
+        problems += [f"option source: {message}" for message in validated.error_messages]
+        module.params["source"] = validated.validated_parameters
+    problems += validate_params(module.params)
     if problems:
         module.fail_json(msg="kafka_mirror_offsets: invalid options, nothing was read or changed: " + "; ".join(problems) + ".")
     ensure_kafka_python(module)

@@ -40,7 +40,7 @@ def read_all(bootstrap, topic):
         ends = consumer.end_offsets(partitions)
         consumer.seek_to_beginning(*partitions)
         records = {tp.partition: [] for tp in partitions}
-        for _ in range(600):
+        for _attempt in range(600):
             if all(consumer.position(tp) >= ends[tp] for tp in partitions):
                 break
             for tp, batch in consumer.poll(timeout_ms=200).items():

@@ -37,7 +37,7 @@ def test_unresolvable_advertised_host_then_hosts_sync(sandbox_tansu):
     before = run_playbook(PLAYBOOK, inventory=inventory(state), extra_vars=extra, check=True)
     assert before.failed and before.changed_count == 0
     failure = before.task(FAIL_TASK)["msg"]
-    assert f"broker 111 advertises {primary_fqdn}:9092, which does not resolve" in failure or f"advertises {primary_fqdn}:9092, which does not resolve" in failure
+    assert f"advertises {primary_fqdn}:9092, which does not resolve" in failure
     assert "cluster primary" in failure and "kafkaops.mirror.hosts_sync" in failure and "IP advertising" in failure
     table = before.task(SUMMARY_TASK)["msg"]
     assert table[1].split()[:4] == ["primary", "ok", "1", "0/1"] and table[2].split()[:4] == ["secondary", "ok", "1", "1/1"]
