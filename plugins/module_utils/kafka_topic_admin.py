@@ -12,6 +12,7 @@ Kafka version notes (the collection supports 2.4 to 4.x):
 from __future__ import annotations
 
 from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_client import KafkaError
+from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_topics import topic_name_problem
 
 try:
     import kafka.errors as kafka_errors
@@ -39,10 +40,13 @@ def broker_defaults_supported(admin):
     return bool(supported) and supported[1] >= _CREATE_TOPICS_BROKER_DEFAULTS_VERSION
 
 
-def read_topics(admin):
-    """{name: {"partitions", "replication_factor", "internal", "partition_details": [...]}} for every topic in the metadata."""
+def read_topics(admin, names=None):
+    """{name: {"partitions", "replication_factor", "internal", "partition_details": [...]}} for the named topics that exist
+    (every topic when names is None)."""
+    if names is not None and not names:
+        return {}
     topics = {}
-    for topic in admin.describe_topics():
+    for topic in admin.describe_topics(None if names is None else sorted(set(names))):
         if topic.get("error_code"):
             continue
         partitions = sorted(topic["partitions"], key=lambda partition: partition["partition_index"])
@@ -81,7 +85,8 @@ def read_topic_configs(admin, names, config_filter="all"):
 
 def current_topic_state(admin, entries):
     """What plan_topics needs: existing topics with partitions, replication factor and the current values of the given config keys."""
-    topics = read_topics(admin)
+    # Only legal names go into the Metadata request; the planner reports the others.
+    topics = read_topics(admin, [entry["name"] for entry in entries if topic_name_problem(entry.get("name")) is None])
     keys_by_topic = {
         entry["name"]: set(entry["configs"])
         for entry in entries
