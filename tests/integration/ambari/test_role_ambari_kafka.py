@@ -83,3 +83,17 @@ def test_role_fails_on_failed_restart(emulator):
     assert play.failed
     result = play.task(RESTART_TASK)
     assert "ended FAILED" in result["msg"] and "Ambari request 1" in result["msg"]
+
+
+def test_role_refuses_a_play_over_two_clusters(emulator, tmp_path):
+    inventory = tmp_path / "two-clusters.yml"
+    inventory.write_text(
+        "all:\n  vars: {ansible_connection: local}\n  hosts:\n"
+        f"    node-a: {{ambari_url: '{emulator.url}'}}\n"
+        "    node-b: {ambari_url: 'http://127.20.50.251:8080'}\n"
+    )
+    task = {"name": "apply ambari_kafka", "ansible.builtin.include_role": {"name": "kafkaops.mirror.ambari_kafka"},
+            "vars": {"ambari_cluster_name": "primary", "ambari_password": emulator.config["password"]}}
+    play = run_tasks([task], hosts="all", inventory=inventory)
+    assert play.failed and "2 different ambari_url values" in play.stdout
+    assert len(emulator.config_versions()) == 1
