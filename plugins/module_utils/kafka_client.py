@@ -57,7 +57,9 @@ _API_VERSION_PATTERN = re.compile(r"^\d+\.\d+(\.\d+)?$")
 _PROBE_TIMEOUT_S = 5.0
 
 HOSTS_SYNC_FIX = "make the advertised names resolve on this host (role kafkaops.mirror.hosts_sync copies the other cluster's wn*/zk* entries into /etc/hosts)"
-IP_ADVERTISING_FIX = "or make the brokers advertise IP addresses (role kafkaops.mirror.ambari_kafka, IP advertising in kafka-env and listeners=PLAINTEXT://0.0.0.0:9092)"
+IP_ADVERTISING_FIX = (
+    "or make the brokers advertise IP addresses (role kafkaops.mirror.ambari_kafka, IP advertising in kafka-env and listeners=PLAINTEXT://0.0.0.0:9092)"
+)
 
 
 def kafka_connection_argument_spec():

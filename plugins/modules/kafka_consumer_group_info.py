@@ -13,7 +13,7 @@ description:
   - Per group it returns the state, the members with their assigned partitions, and per partition the committed offset,
     the end offset and the lag.
   - Groups and topics are selected with regular expressions that must match the whole name.
-author: kafkaops.mirror developers
+author: kafkaops.mirror developers (@kafkaops)
 requirements:
   - kafka-python >= 3.0.0 on the host that runs the module
 extends_documentation_fragment:

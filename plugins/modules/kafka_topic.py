@@ -18,7 +18,7 @@ description:
   - O(copy_from) makes target topics match the partition counts and per-topic config overrides of another cluster's
     topics, to pre-create them before MirrorMaker 2 instead of relying on auto-create.
   - Needs Kafka 2.4 or later (IncrementalAlterConfigs, CreateTopics with broker defaults).
-author: kafkaops.mirror developers
+author: kafkaops.mirror developers (@kafkaops)
 requirements:
   - kafka-python >= 3.0.0 on the host that runs the module
 extends_documentation_fragment:
@@ -176,10 +176,9 @@ options:
           - min\.insync\.replicas
 notes:
   - Topic deletion is asynchronous in Kafka; a topic deleted and recreated at once may briefly be refused by the broker.
+  - The role kafkaops.mirror.kafka_topics runs this module with the inventory's connection settings.
 seealso:
   - module: kafkaops.mirror.kafka_topic_info
-  - role: kafkaops.mirror.kafka_topics
-    description: Applies a topic list, or copies the source cluster's topics, with the inventory's connection settings.
 """
 
 EXAMPLES = r"""

@@ -13,7 +13,7 @@ description:
   - Per topic it returns partition count, replication factor, per partition the leader, replicas, in-sync replicas and
     begin/end offsets, and the non-default (or all) configs.
   - Topics are selected with regular expressions that must match the whole name.
-author: kafkaops.mirror developers
+author: kafkaops.mirror developers (@kafkaops)
 requirements:
   - kafka-python >= 3.0.0 on the host that runs the module
 extends_documentation_fragment:
