@@ -11,6 +11,8 @@ to `<source>.checkpoints.internal` on the target, translated with translate_down
 """
 from __future__ import annotations
 
+import time
+
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 
 from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_records import (
@@ -128,3 +130,31 @@ def write_checkpoints(source_bootstrap, target_bootstrap, source_alias, topic, g
         producer.close()
         admin.close()
     return written
+
+
+def resume_and_count(target_bootstrap, remote_topic, group, committed_at, per_partition):
+    """Consume `remote_topic` in `group` on the target from its committed position; count records re-read and lost.
+
+    Record keys end in -p<partition>-<source offset>, so every consumed record maps to its source offset.
+    auto_offset_reset=earliest: without a committed offset the group would re-read everything, which the counts show.
+    """
+    consumer = KafkaConsumer(remote_topic, bootstrap_servers=target_bootstrap, group_id=group, enable_auto_commit=False,
+                             auto_offset_reset="earliest", api_version=NOIDA_API, receive_message_max_bytes=RECEIVE_MAX)
+    seen = {p: [] for p in committed_at}
+    idle_until = time.monotonic() + 8
+    while time.monotonic() < idle_until:
+        for _tp, batch in consumer.poll(timeout_ms=300).items():
+            for record in batch:
+                _topic, part, index = record.key.decode().rsplit("-", 2)
+                seen[int(part[1:])].append(int(index))
+            idle_until = time.monotonic() + 3
+    consumer.close()
+    figures = {}
+    for partition, start in committed_at.items():
+        indexes = seen[partition]
+        figures[partition] = dict(
+            re_read=sum(1 for index in indexes if index < start),
+            lost=sum(1 for index in range(start, per_partition) if index not in indexes),
+            consumed=len(indexes),
+        )
+    return figures

@@ -1,8 +1,10 @@
 """Failover on the noida sandbox: translate consumer-group offsets with MirrorMaker 2 records and resume on the target.
 
 The mirror is made by tests/integration/failover/mirror_fixture.py (copies records, writes real offset-syncs and
-checkpoints with mm2_records): the MirrorMaker 2 stand-in could not run under the sandbox's supervisord here
-(see the report of issue 7). Every outcome is read back with independent kafka-python clients.
+checkpoints with mm2_records), so that the cases real mirrors have can be set up exactly: duplicated records after a task
+restart (downstream offsets differ from upstream ones), a mirror that began after the group's offset (no translation).
+test_failover_mm2.py runs the same cutover after the mirrormaker2 role and the sandbox's MirrorMaker 2 stand-in.
+Every outcome is read back with independent kafka-python clients.
 """
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.structs import OffsetAndMetadata
 
 from ansible_runner import REPO, run_module, run_playbook
-from mirror_fixture import NOIDA_API, ensure_topic, mirror_pass
+from mirror_fixture import NOIDA_API, ensure_topic, mirror_pass, resume_and_count
 
 pytestmark = pytest.mark.integration
 
@@ -116,34 +118,6 @@ def offsets_args(state, **extra):
     return args
 
 
-def resume_and_count(state, group, committed_at):
-    """Consume the remote topic in `group` on the target from its committed position; count records re-read and lost.
-
-    Keys name the source record (topic-p<partition>-<source offset>), so every consumed record maps to its source offset.
-    auto_offset_reset=earliest: without a committed offset the group would re-read everything, which the counts show.
-    """
-    consumer = KafkaConsumer(f"{SOURCE}.{TOPIC}", bootstrap_servers=bootstrap(state, TARGET), group_id=group, enable_auto_commit=False,
-                             auto_offset_reset="earliest", api_version=NOIDA_API)
-    seen = {p: [] for p in committed_at}
-    idle_until = time.monotonic() + 8
-    while time.monotonic() < idle_until:
-        for _tp, batch in consumer.poll(timeout_ms=300).items():
-            for record in batch:
-                _topic, part, index = record.key.decode().rsplit("-", 2)
-                seen[int(part[1:])].append(int(index))
-            idle_until = time.monotonic() + 3
-    consumer.close()
-    figures = {}
-    for partition, start in committed_at.items():
-        indexes = seen[partition]
-        figures[partition] = dict(
-            re_read=sum(1 for index in indexes if index < start),
-            lost=sum(1 for index in range(start, PER_PARTITION) if index not in indexes),
-            consumed=len(indexes),
-        )
-    return figures
-
-
 def test_kafka_mirror_offsets_module_contract(mirrored):
     """check mode changes nothing, diff shows the change, first run changes, second does not, bad input fails cleanly."""
     state = mirrored["state"]
@@ -208,7 +182,7 @@ def test_failover_playbook(mirrored, active_member, tmp_path):
     assert not again.task(APPLY_TASK)["changed"]
 
     # The same group resumes on the target: nothing lost, at most offset.lag.max re-read (independent consumer).
-    figures = resume_and_count(state, "fo-app", AT_FAILOVER)
+    figures = resume_and_count(bootstrap(state, TARGET), f"{SOURCE}.{TOPIC}", "fo-app", AT_FAILOVER, PER_PARTITION)
     verification = {row["partition"]: row["verification"] for row in result["offsets"] if row["group"] == "fo-app"}
     print("FAILOVER FIGURES", json.dumps({"consumer": figures, "module_verification": verification}))
     (Path(REPO) / "tests" / "output").mkdir(exist_ok=True)
