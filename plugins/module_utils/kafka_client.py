@@ -162,6 +162,7 @@ class KafkaConnection:
         self.config = client_config(params)
         self._admin = None
         self._cluster = None
+        self._brokers_checked = False
         self._clients = []
 
     @property
@@ -179,7 +180,9 @@ class KafkaConnection:
         """The admin client, after checking that every advertised broker address is usable from here."""
         if self._admin is None:
             self._admin = self._build(KafkaAdminClient, self.config)
+        if not self._brokers_checked:
             self.check_advertised_brokers()
+            self._brokers_checked = True
         return self._admin
 
     def cluster(self):

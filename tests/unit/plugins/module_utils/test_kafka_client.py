@@ -96,3 +96,15 @@ def test_missing_kafka_python_uses_the_standard_message(monkeypatch):
     monkeypatch.setattr(kafka_client, "HAS_KAFKA", False)
     with pytest.raises(RuntimeError, match="Failed to import the required Python library \\(kafka-python\\)"):
         kafka_client.ensure_kafka_python(FailingModule())
+
+
+def test_admin_keeps_refusing_while_an_advertised_broker_is_unusable(monkeypatch):
+    connection = KafkaConnection(params())
+    monkeypatch.setattr(connection, "_build", lambda factory, config: object())
+    connection._cluster = {"cluster_id": "c", "controller_id": 1, "brokers": [{"node_id": 1, "host": "wn0-x", "port": 9092, "rack": None}]}
+    monkeypatch.setattr(kafka_client, "probe_address", lambda host, port: "does not resolve (Name or service not known)")
+    for _attempt in range(2):
+        with pytest.raises(KafkaConnectionError, match="broker 1 advertised as wn0-x:9092 does not resolve"):
+            connection.admin()
+    monkeypatch.setattr(kafka_client, "probe_address", lambda host, port: None)
+    assert connection.admin() is connection.admin()
