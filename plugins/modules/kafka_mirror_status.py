@@ -1,7 +1,7 @@
 #!/usr/bin/python
 # -*- coding: utf-8 -*-
 # Copyright: kafkaops.mirror contributors
-# Apache License 2.0
+# Apache License 2.0 (see LICENSE)
 from __future__ import annotations
 
 DOCUMENTATION = r"""
@@ -18,7 +18,7 @@ description:
     conditions. The polls are returned in RV(progress).
   - The top-level connection options reach the B(target) cluster; O(source) takes the same options for the source cluster.
   - Decodes the real MirrorMaker 2 record formats (heartbeats, offset syncs, checkpoints).
-author: kafkaops.mirror developers
+author: kafkaops.mirror developers (@kafkaops)
 requirements:
   - kafka-python >= 3.0.0 on the host that runs the module
 extends_documentation_fragment:
