@@ -37,7 +37,8 @@ class Connection:
         # Keep the password out of logs and Spark UIs.
         return "Connection(bootstrap_servers=%r, security_protocol=%r)" % (self.bootstrap_servers, self.security_protocol)
 
-    def confluent_config(self):
+    def confluent_config(self, consumer=True):
+        """librdkafka settings; `consumer=False` leaves out the fetch settings an admin client rejects."""
         config = {"bootstrap.servers": self.bootstrap_servers, "security.protocol": self.security_protocol}
         if self.sasl_mechanism:
             config["sasl.mechanism"] = self.sasl_mechanism
@@ -56,12 +57,14 @@ class Connection:
         if self.security_protocol.endswith("SSL") and not self.ssl_check_hostname:
             config["ssl.endpoint.identification.algorithm"] = "none"
         if self.receive_max_bytes:
-            # librdkafka requires receive.message.max.bytes >= fetch.max.bytes + 512.
             config["receive.message.max.bytes"] = self.receive_max_bytes
-            config["fetch.max.bytes"] = max(self.receive_max_bytes - 512, 1)
+            if consumer:
+                # librdkafka requires receive.message.max.bytes >= fetch.max.bytes + 512.
+                config["fetch.max.bytes"] = max(self.receive_max_bytes - 512, 1)
         return config
 
-    def kafka_python_config(self):
+    def kafka_python_config(self, consumer=True):
+        """kafka-python settings; `consumer=False` leaves out what KafkaAdminClient does not accept."""
         config = {"bootstrap_servers": self.bootstrap_servers.split(","), "security_protocol": self.security_protocol}
         if self.sasl_mechanism:
             config["sasl_mechanism"] = self.sasl_mechanism
@@ -81,7 +84,8 @@ class Connection:
             config["ssl_check_hostname"] = self.ssl_check_hostname
         if self.receive_max_bytes:
             config["receive_message_max_bytes"] = self.receive_max_bytes
-            config["fetch_max_bytes"] = self.receive_max_bytes
+            if consumer:
+                config["fetch_max_bytes"] = self.receive_max_bytes
         return config
 
 

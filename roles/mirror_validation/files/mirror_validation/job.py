@@ -83,9 +83,11 @@ class _Run:
                                  options.policy, options.separator)
         snapshot_source(source_reader, self.pairs)
         live = [pair for pair in self.pairs if pair.target_exists]
-        timestamp_types = target_reader.timestamp_types([pair.target_topic for pair in live])
+        timestamp_types, problem = target_reader.timestamp_types([pair.target_topic for pair in live])
         for pair in live:
             pair.with_timestamp = keeps_create_time(timestamp_types.get(pair.target_topic))
+        if problem:
+            self.checks["timestamps"] = "left out of fingerprints (target topic configs unreadable: %s)" % problem
         latest_syncs = self._load_offset_syncs(source_reader, target_reader, source_topics, target_topics)
 
         def target_offsets():

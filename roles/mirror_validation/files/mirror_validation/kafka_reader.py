@@ -13,7 +13,7 @@ from .errors import ValidationUnavailable
 
 RawRecord = namedtuple("RawRecord", "offset key value headers timestamp create_time")
 
-CLIENTS = ("auto", "confluent", "kafka-python")
+CLIENTS = ("auto", "confluent-kafka", "kafka-python")
 _GROUP_ID = "kafkaops-mirror-validation"  # only needed by librdkafka; nothing is ever committed
 _POLL_BATCH = 10000
 
@@ -28,13 +28,13 @@ def confluent_available():
 
 def resolve_client(client):
     if client == "auto":
-        return "confluent" if confluent_available() else "kafka-python"
+        return "confluent-kafka" if confluent_available() else "kafka-python"
     return client
 
 
 def open_reader(connection, client="auto", timeout_s=30.0):
     """A reader for `connection` with the requested client ('auto' prefers confluent-kafka)."""
-    if resolve_client(client) == "confluent":
+    if resolve_client(client) == "confluent-kafka":
         return ConfluentReader(connection, timeout_s)
     return KafkaPythonReader(connection, timeout_s)
 
@@ -108,22 +108,23 @@ class ConfluentReader(_Reader):
         return result
 
     def timestamp_types(self, topics):
-        """{topic: message.timestamp.type}; topics whose config cannot be read are left out."""
+        """({topic: message.timestamp.type}, problem or None); without DescribeConfigs rights the map is empty."""
         from confluent_kafka.admin import AdminClient, ConfigResource  # pylint: disable=import-outside-toplevel
 
         if not topics:
-            return {}
-        admin = AdminClient(self.connection.confluent_config())
+            return {}, None
+        result, problems = {}, []
+        admin = AdminClient(self.connection.confluent_config(consumer=False))
         futures = admin.describe_configs([ConfigResource("topic", topic) for topic in topics], request_timeout=self.timeout_s)
-        result = {}
         for resource, future in futures.items():
             try:
                 entries = future.result(timeout=self.timeout_s)
-            except Exception:  # pylint: disable=broad-except  # no DescribeConfigs permission: fall back to no timestamps
+            except Exception as error:  # pylint: disable=broad-except  # reported, and timestamps are left out
+                problems.append("%s: %s" % (resource.name, error))
                 continue
             if "message.timestamp.type" in entries:
                 result[resource.name] = entries["message.timestamp.type"].value
-        return result
+        return result, "; ".join(problems) or None
 
     def read(self, topic, partition, start, end):
         """Records of [start, end), stopping early at the fetch high watermark (end offsets may be stale)."""
@@ -208,23 +209,21 @@ class KafkaPythonReader(_Reader):
         from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient  # pylint: disable=import-outside-toplevel
 
         if not topics:
-            return {}
+            return {}, None
         try:
-            admin = KafkaAdminClient(**self.connection.kafka_python_config())
-        except Exception:  # pylint: disable=broad-except  # admin API unusable: fall back to no timestamps
-            return {}
-        try:
-            described = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic) for topic in topics], config_filter="all")
-        except Exception:  # pylint: disable=broad-except  # no DescribeConfigs permission
-            return {}
-        finally:
-            admin.close()
+            admin = KafkaAdminClient(**self.connection.kafka_python_config(consumer=False))
+            try:
+                described = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic) for topic in topics], config_filter="all")
+            finally:
+                admin.close()
+        except Exception as error:  # pylint: disable=broad-except  # reported, and timestamps are left out
+            return {}, str(error)
         result = {}
         for topic, entries in described.get("topic", {}).items():
             entry = entries.get("message.timestamp.type")
             if entry is not None:
                 result[topic] = entry["value"]
-        return result
+        return result, None
 
     def read(self, topic, partition, start, end):
         from kafka import TopicPartition  # pylint: disable=import-outside-toplevel

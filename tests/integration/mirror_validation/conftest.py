@@ -1,0 +1,90 @@
+"""Fixtures for the validation job on the sandbox (SANDBOX_NET, e.g. 50): small broken-on-purpose mirrors
+built by mirror_copy, and one in-process local Spark session shared by the module's job runs."""
+from __future__ import annotations
+
+import json
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "unit" / "mirror_validation"))
+from job_env import JOB_FILES, import_job_package, local_spark  # noqa: E402
+
+import mirror_copy  # noqa: E402
+from mirror_copy import Scenario, corrupt, drop, duplicate, move, swap  # noqa: E402
+
+import_job_package()
+
+SCENARIOS = [
+    Scenario("clean"),
+    Scenario("loss", drop(1, 37)),
+    Scenario("duplicates", duplicate(2, [50, 60, 70])),  # 3 of 300 = 1 %: beyond a 0.5 % threshold
+    Scenario("at-least-once", duplicate(0, [99])),  # 1 of 300: within a 0.5 % threshold
+    Scenario("reorder", swap(0, 10)),
+    Scenario("corrupt", corrupt(1, 20)),
+    Scenario("wrong-partition", move(0, 5, 2)),
+    Scenario("missing-target", create_target=False),
+    Scenario("expired", expire_before=20),
+    Scenario("bad-sync", bad_syncs=[(0, 10, 11)]),
+    Scenario("checkpoints", checkpoints=[("mv-app", 0, 40, 40), ("mv-app", 1, 40, 45), ("mv-app", 2, 100, 101)]),
+]
+
+
+@pytest.fixture(scope="module")
+def mirrors(sandbox):
+    """{scenario name: {"source_topic", "target_topic"}}: every scenario as its own topic, built once per module."""
+    source = sandbox["clusters"]["primary"]["bootstrap_servers"]
+    target = sandbox["clusters"]["secondary"]["bootstrap_servers"]
+    mirror_copy.prepare_internal_topics(source, target)
+    prefix = "mv%s" % uuid.uuid4().hex[:6]
+    return {scenario.name: mirror_copy.build(source, target, "%s-%s" % (prefix, scenario.name), scenario) for scenario in SCENARIOS}
+
+
+@pytest.fixture(scope="module")
+def spark():
+    from mirror_validation.cli import ship_package
+
+    session = local_spark("mirror-validation-integration")
+    ship_package(session)  # the executors' Python workers import the package from the shipped zip
+    yield session
+    session.stop()
+
+
+def job_arguments(sandbox, topics_regex, *extra):
+    return [
+        "--source-bootstrap", sandbox["clusters"]["primary"]["bootstrap_servers"],
+        "--target-bootstrap", sandbox["clusters"]["secondary"]["bootstrap_servers"],
+        "--topics", topics_regex, "--source-alias", mirror_copy.SOURCE_ALIAS, "--target-alias", mirror_copy.TARGET_ALIAS,
+        # Short waits: the broken copies never "catch up" with their offset syncs, by design.
+        "--catch-up-timeout", "2", "--catch-up-interval", "1", "--slice-records", "40",
+        "--receive-max-bytes", str(mirror_copy.RECEIVE_MAX_BYTES),  # Quirk (noida-db 0.2.3): unbounded fetch replies
+    ] + list(extra)
+
+
+@pytest.fixture(scope="module")
+def run_job(sandbox, spark, tmp_path_factory):
+    """run_job(topics_regex, *extra_args) -> (exit code, report dict), in this module's Spark session."""
+    from mirror_validation.cli import main
+
+    def run(topics_regex, *extra):
+        out = tmp_path_factory.mktemp("report")
+        code = main(job_arguments(sandbox, topics_regex, "--report", str(out / "report.json"), "--html", str(out / "report.html"), *extra),
+                    spark=spark)
+        return code, json.loads((out / "report.json").read_text())
+
+    return run
+
+
+def topic_of(report, source_topic):
+    return next(topic for topic in report["topics"] if topic["source_topic"] == source_topic)
+
+
+def comparable(report):
+    """The report without what legitimately differs between two runs over the same data."""
+    volatile = {"started_at", "duration_s", "records_per_s", "client", "spark_master", "driver_peak_rss_mb"}
+    return {key: value for key, value in report.items() if key not in volatile}
+
+
+__all__ = ["JOB_FILES", "comparable", "job_arguments", "topic_of"]

@@ -1,0 +1,198 @@
+"""Build small mirrors on the sandbox without MirrorMaker: produce source topics, then copy them to
+`primary.<topic>` on the secondary partition by partition, optionally breaking the copy on purpose.
+
+The copy also writes what MM2 would: offset syncs (u -> d) on the source and checkpoints on the
+target, in the byte formats of reference/mm2-records.md, so the anchor and checkpoint checks have
+something real to read.
+"""
+from __future__ import annotations
+
+import struct
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Dict, List, Optional
+
+from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+
+SOURCE_ALIAS, TARGET_ALIAS = "primary", "secondary"
+OFFSET_SYNCS = "mm2-offset-syncs.%s.internal" % TARGET_ALIAS
+CHECKPOINTS = "%s.checkpoints.internal" % SOURCE_ALIAS
+# Quirk (noida-db 0.2.3): fetch replies ignore size limits and carry everything to the log end.
+RECEIVE_MAX_BYTES = 200 * 1024 * 1024
+TIMEOUT_S = 30.0
+
+
+@dataclass
+class Record:
+    key: Optional[bytes]
+    value: Optional[bytes]
+    headers: list
+    timestamp: int
+
+
+# A mutation turns the source partitions {partition: [Record]} into what lands on the target.
+Mutation = Callable[[Dict[int, List[Record]]], Dict[int, List[Record]]]
+
+
+@dataclass
+class Scenario:
+    name: str
+    mutate: Optional[Mutation] = None  # None: a faithful copy
+    create_target: bool = True
+    expire_before: int = 0  # after copying, delete source records below this offset (as retention would)
+    bad_syncs: list = field(default_factory=list)  # extra (partition, upstream, downstream) syncs that lie
+    checkpoints: list = field(default_factory=list)  # (group, partition, upstream, downstream)
+
+
+def _string(text: str) -> bytes:
+    data = text.encode()
+    return struct.pack(">h", len(data)) + data
+
+
+def offset_sync_record(topic: str, partition: int, upstream: int, downstream: int) -> tuple:
+    return _string(topic) + struct.pack(">i", partition), struct.pack(">qq", upstream, downstream)
+
+
+def checkpoint_record(group: str, target_topic: str, partition: int, upstream: int, downstream: int) -> tuple:
+    return (_string(group) + _string(target_topic) + struct.pack(">i", partition),
+            struct.pack(">hqq", 0, upstream, downstream) + _string(""))
+
+
+def source_records(topic: str, partitions: int, per_partition: int) -> Dict[int, List[Record]]:
+    # Recent timestamps: time-based retention (7 days by default) deletes records with old ones.
+    base = int(time.time() * 1000) - 3_600_000
+    return {
+        p: [Record(("%s-key-%d" % (topic, i % 17)).encode(), ("%s p%d #%d" % (topic, p, i)).encode() * 3,
+                   [("n", str(i).encode()), ("origin", b"mirror-validation-test")], base + i * 10 + p)
+            for i in range(per_partition)]
+        for p in range(partitions)
+    }
+
+
+def ensure_topic(bootstrap: str, name: str, partitions: int, configs: Optional[dict] = None) -> None:
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    if name in admin.list_topics(timeout=10).topics:
+        return
+    for future in admin.create_topics([NewTopic(name, partitions, 1, config=configs or {})], operation_timeout=10).values():
+        future.result()
+
+
+def produce(bootstrap: str, topic: str, records: Dict[int, List[Record]]) -> None:
+    """Write partition by partition, in order; one record per request so offsets follow the list exactly."""
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5, "enable.idempotence": False, "acks": "all",
+                         "max.in.flight.requests.per.connection": 1})
+    errors = []
+    for partition, batch in sorted(records.items()):
+        for record in batch:
+            producer.produce(topic, key=record.key, value=record.value, headers=record.headers, partition=partition,
+                             timestamp=record.timestamp, on_delivery=lambda err, _m: err and errors.append(str(err)))
+        producer.flush(TIMEOUT_S)
+    if errors:
+        raise RuntimeError("producing to %s on %s: %s" % (topic, bootstrap, errors[:3]))
+
+
+def produce_raw(bootstrap: str, topic: str, pairs: list) -> None:
+    producer = Producer({"bootstrap.servers": bootstrap})
+    for key, value in pairs:
+        producer.produce(topic, key=key, value=value, partition=0)
+    if producer.flush(TIMEOUT_S):
+        raise RuntimeError("producing to %s on %s did not finish" % (topic, bootstrap))
+
+
+def read_back(bootstrap: str, topic: str, partitions: int) -> Dict[int, List[Record]]:
+    """Everything in `topic`, as the copy's input: what the source broker really stored."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "mirror-validation-test-copy", "enable.auto.commit": False,
+                         "enable.partition.eof": True, "receive.message.max.bytes": RECEIVE_MAX_BYTES})
+    result: Dict[int, List[Record]] = {p: [] for p in range(partitions)}
+    try:
+        consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
+        done, deadline = set(), time.monotonic() + TIMEOUT_S
+        while len(done) < partitions:
+            if time.monotonic() > deadline:
+                raise RuntimeError("reading %s from %s: partitions %s never reached their end" % (topic, bootstrap, set(range(partitions)) - done))
+            message = consumer.poll(0.5)
+            if message is None:
+                continue
+            if message.error():
+                if message.error().code() == KafkaError._PARTITION_EOF:
+                    done.add(message.partition())
+                    continue
+                raise RuntimeError("reading %s from %s: %s" % (topic, bootstrap, message.error()))
+            result[message.partition()].append(Record(message.key(), message.value(), list(message.headers() or []), message.timestamp()[1]))
+    finally:
+        consumer.close()
+    return result
+
+
+def build(source_bootstrap: str, target_bootstrap: str, topic: str, scenario: Scenario, partitions: int = 3, per_partition: int = 100) -> dict:
+    """Create `topic` on the source, mirror it as primary.<topic> per `scenario`; returns the names."""
+    target_topic = "%s.%s" % (SOURCE_ALIAS, topic)
+    ensure_topic(source_bootstrap, topic, partitions)
+    produce(source_bootstrap, topic, source_records(topic, partitions, per_partition))
+    stored = read_back(source_bootstrap, topic, partitions)
+    if scenario.create_target:
+        copied = scenario.mutate(stored) if scenario.mutate else stored
+        ensure_topic(target_bootstrap, target_topic, partitions)
+        produce(target_bootstrap, target_topic, copied)
+        # MM2 emits a sync when it starts a partition; the copy starts every partition at offset 0 -> 0.
+        syncs = [offset_sync_record(topic, p, 0, 0) for p in range(partitions) if stored[p] and copied.get(p)]
+        syncs += [offset_sync_record(topic, p, u, d) for p, u, d in scenario.bad_syncs]
+        produce_raw(source_bootstrap, OFFSET_SYNCS, syncs)
+        produce_raw(target_bootstrap, CHECKPOINTS, [checkpoint_record(g, target_topic, p, u, d) for g, p, u, d in scenario.checkpoints])
+    if scenario.expire_before:
+        delete_records_before(source_bootstrap, topic, partitions, scenario.expire_before)
+    return {"source_topic": topic, "target_topic": target_topic}
+
+
+def delete_records_before(bootstrap: str, topic: str, partitions: int, offset: int) -> None:
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    for future in admin.delete_records([TopicPartition(topic, p, offset) for p in range(partitions)], request_timeout=10).values():
+        future.result()
+
+
+def prepare_internal_topics(source_bootstrap: str, target_bootstrap: str) -> None:
+    ensure_topic(source_bootstrap, OFFSET_SYNCS, 1, {"cleanup.policy": "compact"})
+    ensure_topic(target_bootstrap, CHECKPOINTS, 1, {"cleanup.policy": "compact"})
+
+
+# Ways to break a copy, each the defect one test expects the validator to find.
+def drop(partition: int, index: int) -> Mutation:
+    def mutate(parts):
+        return {p: [r for i, r in enumerate(rs) if not (p == partition and i == index)] for p, rs in parts.items()}
+    return mutate
+
+
+def duplicate(partition: int, indexes: list) -> Mutation:
+    def mutate(parts):
+        out = {p: list(rs) for p, rs in parts.items()}
+        for index in sorted(indexes, reverse=True):
+            out[partition].insert(index + 1, parts[partition][index])
+        return out
+    return mutate
+
+
+def swap(partition: int, index: int) -> Mutation:
+    def mutate(parts):
+        out = {p: list(rs) for p, rs in parts.items()}
+        out[partition][index], out[partition][index + 1] = out[partition][index + 1], out[partition][index]
+        return out
+    return mutate
+
+
+def corrupt(partition: int, index: int) -> Mutation:
+    def mutate(parts):
+        out = {p: list(rs) for p, rs in parts.items()}
+        record = out[partition][index]
+        out[partition][index] = Record(record.key, record.value[:-1] + b"!", record.headers, record.timestamp)
+        return out
+    return mutate
+
+
+def move(partition: int, index: int, to_partition: int) -> Mutation:
+    def mutate(parts):
+        out = {p: list(rs) for p, rs in parts.items()}
+        record = out[partition].pop(index)
+        out[to_partition].insert(index, record)
+        return out
+    return mutate

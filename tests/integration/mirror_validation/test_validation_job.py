@@ -1,0 +1,124 @@
+"""The validation job against small mirrors on the sandbox, each broken in one known way.
+
+One job run covers all scenarios (each is its own topic); single-topic runs check the exit codes.
+Every expectation is derived from how mirror_copy broke the copy, not from the job's own output.
+"""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from conftest import comparable, topic_of
+
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.spark,
+    # kafka-python 3.0.12 reads its protocol schemas with importlib.resources.read_text (toolchain.md #9)
+    pytest.mark.filterwarnings("ignore:open_text is deprecated:DeprecationWarning"),
+]
+CLASSES = ("missing", "duplicates", "unexpected", "order_violations", "expired", "anchor_mismatches", "checkpoint_violations")
+
+
+def regex(mirrors, *names):
+    return "|".join(re.escape(mirrors[name]["source_topic"]) for name in (names or mirrors))
+
+
+@pytest.fixture(scope="module")
+def combined(mirrors, run_job):
+    return run_job(regex(mirrors), "--max-duplicate-ratio", "0.005", "--client", "confluent-kafka")
+
+
+def defects_of(topic):
+    """{(partition, class): count} of every non-zero defect class."""
+    return {(p["partition"], name): p[name] for p in topic["partitions"] for name in CLASSES if p[name]}
+
+
+def test_clean_mirror_passes_with_every_record_matched(combined, mirrors):
+    code, report = combined
+    topic = topic_of(report, mirrors["clean"]["source_topic"])
+    assert topic["status"] == "passed" and defects_of(topic) == {}
+    assert [(p["source_count"], p["target_count"], p["anchors_checked"]) for p in topic["partitions"]] == [(100, 100, 1)] * 3
+    assert topic["fingerprint_includes_timestamp"] is True
+    assert code == 1 and report["passed"] is False  # the other scenarios are broken
+
+
+@pytest.mark.parametrize("scenario, defects, samples", [
+    ("loss", {(1, "missing"): 1}, {1: {"missing": [37]}}),
+    ("duplicates", {(2, "duplicates"): 3}, {2: {"duplicates": [51, 62, 73]}}),
+    ("reorder", {(0, "order_violations"): 1}, {0: {"order_violations": [11]}}),
+    ("corrupt", {(1, "missing"): 1, (1, "unexpected"): 1}, {1: {"missing": [20], "unexpected": [20]}}),
+    ("wrong-partition", {(0, "missing"): 1, (2, "unexpected"): 1},
+     {0: {"missing": [5], "misplaced": [{"source_offset": 5, "target_partition": 2, "target_offset": 5}]}, 2: {"unexpected": [5]}}),
+    ("bad-sync", {(0, "anchor_mismatches"): 1}, {0: {"anchor_mismatches": [{"upstream": 10, "downstream": 11}]}}),
+    ("checkpoints", {(1, "checkpoint_violations"): 1, (2, "checkpoint_violations"): 1}, {}),
+])
+def test_each_injected_defect_is_classified(combined, mirrors, scenario, defects, samples):
+    _, report = combined
+    topic = topic_of(report, mirrors[scenario]["source_topic"])
+    assert topic["status"] == "defects"
+    assert defects_of(topic) == defects
+    assert {p["partition"]: p["samples"] for p in topic["partitions"] if p["samples"]} == samples
+    assert {(p["partition"], d) for p in topic["partitions"] for d in p["defects"]} == set(defects)
+
+
+def test_checkpoint_groups_are_reported(combined, mirrors):
+    _, report = combined
+    target = mirrors["checkpoints"]["target_topic"]
+    groups = [(g["partition"], g["upstream_offset"], g["downstream_offset"], g["ok"], g["violation"])
+              for g in report["groups"] if g["target_topic"] == target]
+    assert groups == [(0, 40, 40, True, None), (1, 40, 45, False, "skips records on the target"),
+                      (2, 100, 101, False, "beyond the target end offset")]
+
+
+def test_at_least_once_duplicates_within_the_threshold_pass(combined, mirrors):
+    _, report = combined
+    topic = topic_of(report, mirrors["at-least-once"]["source_topic"])
+    assert topic["status"] == "passed" and topic["totals"]["duplicates"] == 1
+    assert topic["totals"]["duplicate_ratio"] == pytest.approx(1 / 300)
+
+
+def test_records_deleted_by_source_retention_are_expired_not_unexpected(combined, mirrors):
+    _, report = combined
+    topic = topic_of(report, mirrors["expired"]["source_topic"])
+    assert topic["status"] == "passed" and defects_of(topic) == {(p, "expired"): 20 for p in range(3)}
+    assert [(p["source_count"], p["target_count"], p["samples"]["expired"][:3]) for p in topic["partitions"]] == [(80, 100, [0, 1, 2])] * 3
+
+
+def test_missing_target_topic_is_reported(combined, mirrors):
+    _, report = combined
+    topic = topic_of(report, mirrors["missing-target"]["source_topic"])
+    assert topic["status"] == "target_missing" and mirrors["missing-target"]["target_topic"] in topic["error"]
+
+
+@pytest.mark.parametrize("scenarios, code", [
+    (("clean",), 0),
+    (("loss",), 1),
+    (("clean", "missing-target"), 2),
+])
+def test_exit_codes(mirrors, run_job, scenarios, code):
+    """One run per exit code; how defects, thresholds and missing topics combine is unit-tested (test_report.py)."""
+    got, report = run_job(regex(mirrors, *scenarios))
+    assert (got, report["exit_code"], report["passed"]) == (code, code, code == 0)
+    assert [t["source_topic"] for t in report["topics"]] == sorted(mirrors[name]["source_topic"] for name in scenarios)
+
+
+def test_kafka_python_reader_gives_the_same_report(combined, mirrors, run_job):
+    _, confluent_report = combined
+    code, report = run_job(regex(mirrors), "--max-duplicate-ratio", "0.005", "--client", "kafka-python")
+    assert report["client"] == "kafka-python" and confluent_report["client"] == "confluent-kafka"
+    assert (code, comparable(report)) == (1, comparable(confluent_report))
+
+
+def test_unreachable_cluster_cannot_be_validated(mirrors, run_job):
+    code, report = run_job(regex(mirrors, "clean"), "--target-bootstrap", "127.50.9.9:9092", "--read-timeout", "3")
+    assert code == 2 and report["passed"] is False
+    assert "127.50.9.9:9092" in report["error"]
+
+
+def test_bad_arguments_fail_before_touching_kafka(mirrors, run_job, capsys):
+    from mirror_validation.cli import main
+
+    assert main(["--source-bootstrap", "x", "--target-bootstrap", "y", "--topics", ".*", "--source-alias", "primary",
+                 "--max-duplicate-ratio", "-1"]) == 2
+    assert "--max-duplicate-ratio must be >= 0" in capsys.readouterr().err
