@@ -313,7 +313,7 @@ def option_problems(params):
     unknown = [feature for feature in params.get("required_features") or [] if feature not in FEATURES]
     if unknown:
         problems.append(f"required_features has unknown entries {', '.join(unknown)} (known: {', '.join(sorted(FEATURES))})")
-    if (params.get("probe_timeout") or 1) <= 0:
+    if params.get("probe_timeout") is not None and params["probe_timeout"] <= 0:
         problems.append("probe_timeout must be positive")
     return problems
 
