@@ -36,6 +36,9 @@ CLUSTER_SECURITY_FIELDS = (
     ("ssl_key_password", "ssl.key.password", True),
     ("ssl_endpoint_identification_algorithm", "ssl.endpoint.identification.algorithm", False),
 )
+# `connection` holds the kafka-python options the role's modules use for the same cluster; not rendered.
+CLUSTER_KEYS = frozenset(["alias", "bootstrap_servers", "broker_count", "min_insync_replicas", "properties", "connection"]
+                         + [field for field, _key, _secret in CLUSTER_SECURITY_FIELDS])
 SECRET_SUFFIXES = ("sasl.jaas.config", ".password", "basic.auth.user.info")
 FLOW_DEFAULTS = {
     "enabled": True,
@@ -153,6 +156,9 @@ class _Builder:
                 continue
             if alias in clusters:
                 self.errors.append("%s: alias %r is defined twice" % (where, alias))
+            unknown = sorted(set(given) - CLUSTER_KEYS)
+            if unknown:
+                self.errors.append("%s (%s): unknown key(s) %s; cluster keys are %s" % (where, alias, ", ".join(unknown), ", ".join(sorted(CLUSTER_KEYS))))
             if not cluster.get("bootstrap_servers"):
                 self.errors.append("%s (%s): bootstrap_servers is empty; set it or the inventory's kafka_bootstrap_servers" % (where, alias))
             clusters[alias] = cluster
@@ -166,6 +172,10 @@ class _Builder:
         for index, raw in enumerate(self.model.get("flows") or []):
             flow = dict(FLOW_DEFAULTS, **{k: v for k, v in raw.items() if v is not None})
             where = "flows[%d] (%s->%s)" % (index, flow.get("source"), flow.get("target"))
+            unknown = sorted(set(raw) - set(FLOW_DEFAULTS) - {"source", "target"})
+            if unknown:
+                known = ", ".join(sorted(set(FLOW_DEFAULTS) | {"source", "target"}))
+                self.errors.append("%s: unknown key(s) %s; flow keys are %s" % (where, ", ".join(unknown), known))
             for end in ("source", "target"):
                 if flow.get(end) not in self.clusters:
                     self.errors.append("%s: %s %r is not a cluster alias; known aliases: %s" % (where, end, flow.get(end), ", ".join(sorted(self.clusters))))
@@ -199,7 +209,11 @@ class _Builder:
                 return None
             factor = min(MAX_AUTO_REPLICATION_FACTOR, int(brokers))
         else:
-            factor = int(setting)
+            try:
+                factor = int(setting)
+            except (TypeError, ValueError):
+                self.errors.append("%s must be 'auto' or a number, got %r" % (what, setting))
+                return None
             if factor < 1:
                 self.errors.append("%s must be >= 1, got %d" % (what, factor))
             elif brokers and factor > int(brokers):

@@ -237,3 +237,14 @@ def test_override_warning_never_shows_values():
     config = build_config(model(properties={"primary->secondary.replication.factor": 2}))
     assert any("overrides the value the model derived" in w for w in config.warnings)
     assert not any("2" == w[-1] for w in config.warnings)
+
+
+def test_unknown_model_keys_are_errors_not_ignored():
+    message = errors_of(flows=[{"source": "primary", "target": "secondary", "topic": ["x"]}],
+                        clusters=[{"alias": "primary", "bootstrap_servers": "a:1", "broker_count": 1, "sasl_jaas": "x"},
+                                  {"alias": "secondary", "bootstrap_servers": "b:1", "broker_count": 1}])
+    assert "unknown key(s) topic" in message and "unknown key(s) sasl_jaas" in message
+
+
+def test_replication_factor_must_be_auto_or_a_number():
+    assert "must be 'auto' or a number, got 'three'" in errors_of(replication_factor="three")
