@@ -296,8 +296,8 @@ def test_systemd_unit_passes_systemd_analyze(tmp_path):
         "connection": "local",
         "gather_facts": False,
         "vars_files": [str(role / "defaults" / "main.yml"), str(role / "vars" / "main.yml")],
-        "tasks": [{"name": "unit", "ansible.builtin.template": {"src": str(role / "templates" / "mirrormaker2.service.j2"),
-                                                                  "dest": str(tmp_path / "kafka-mirrormaker2.service"), "mode": "0644"}}],
+        "tasks": [{"name": "unit", "ansible.builtin.template": {
+            "src": str(role / "templates" / "mirrormaker2.service.j2"), "dest": str(tmp_path / "kafka-mirrormaker2.service"), "mode": "0644"}}],
     }]
     playbook = tmp_path / "unit.yml"
     playbook.write_text(yaml.safe_dump(play))
