@@ -132,3 +132,9 @@ def test_nothing_to_restart():
     client = FakeClient([], host_components=[("KAFKA_BROKER", "wn0", False)])
     assert run(client) == {"changed": False, "restarted": [], "requests": [], "diff": {
         "before": "", "after": "", "before_header": "KAFKA components to restart", "after_header": "after restart"}}
+
+
+def test_no_wait_returns_accepted_requests_without_polling():
+    client = FakeClient([])  # any status poll would fail: no statuses scripted
+    result = run(client, wait=False, rolling=True)
+    assert [r["status"] for r in result["requests"]] == ["Accepted", "Accepted"] and len(client.restarts) == 2
