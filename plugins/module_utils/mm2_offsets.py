@@ -27,6 +27,7 @@ import re
 import time
 from collections import namedtuple
 
+from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_filters import DEFAULT_GROUPS_EXCLUDE
 from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_records import (
     Checkpoint,
     MirrorRecordError,
@@ -187,11 +188,11 @@ def diff_of(rows):
     return dict(before=before, after=after)
 
 
-def latest_checkpoints(records, group_patterns):
+def latest_checkpoints(records, group_patterns, exclude=()):
     """{(group, topic, partition): Checkpoint}, last record wins (the topic is compacted by that key)."""
     latest = {}
     for checkpoint in records:
-        if matches(checkpoint.group, group_patterns):
+        if matches(checkpoint.group, group_patterns) and not matches(checkpoint.group, exclude):
             latest[(checkpoint.group, checkpoint.topic, checkpoint.partition)] = checkpoint
     return latest
 
@@ -357,9 +358,9 @@ def group_activity(admin, groups):
     return activity
 
 
-def list_group_ids(admin, patterns):
-    return sorted(group["group_id"] if isinstance(group, dict) else group[0] for group in admin.list_groups()
-                  if matches(group["group_id"] if isinstance(group, dict) else group[0], patterns))
+def list_group_ids(admin, patterns, exclude=()):
+    names = [group["group_id"] if isinstance(group, dict) else group[0] for group in admin.list_groups()]
+    return sorted(name for name in names if matches(name, patterns) and not matches(name, exclude))
 
 
 def end_offsets(admin, partitions):
@@ -389,6 +390,7 @@ def collect(target, source, params):
     """
     timeout_s = params["read_timeout"]
     patterns = compile_patterns(params["groups"])
+    exclude = compile_patterns(DEFAULT_GROUPS_EXCLUDE if params.get("groups_exclude") is None else params["groups_exclude"])
     policy = ReplicationPolicy(params["replication_policy"], params["replication_policy_separator"])
     source_alias = params["source_alias"]
     facts = dict(checkpoints_topic=checkpoints_topic(source_alias), offset_syncs_topic=None, offset_syncs_found=None, undecodable=[])
@@ -396,7 +398,7 @@ def collect(target, source, params):
     found, records, bad = read_checkpoints(target, source_alias, timeout_s)
     facts["checkpoints_found"] = found
     facts["undecodable"] += bad
-    checkpoints = latest_checkpoints(records, patterns)
+    checkpoints = latest_checkpoints(records, patterns, exclude)
 
     syncs = None
     if params["offset_syncs"]:
@@ -415,7 +417,7 @@ def collect(target, source, params):
         keys[(group, topic, partition)] = dict(checkpoint=checkpoint, source_topic=policy.upstream_topic(topic))
     if source is not None:
         source_admin = source.admin()
-        source_groups = list_group_ids(source_admin, patterns)
+        source_groups = list_group_ids(source_admin, patterns, exclude)
         for group, offsets in group_offsets(source_admin, source_groups).items():
             for (topic, partition), offset in offsets.items():
                 if ReplicationPolicy.is_internal(topic):
@@ -478,6 +480,7 @@ def validate_params(params):
     problems = []
     try:
         compile_patterns(params.get("groups") or [])
+        compile_patterns(params.get("groups_exclude") or [])
     except OffsetsError as exc:
         problems.append(str(exc))
     if not params.get("groups"):

@@ -32,6 +32,12 @@ options:
     type: list
     elements: str
     default: ['.*']
+  groups_exclude:
+    description:
+      - Regular expressions (full match) of groups left out; unset means MirrorMaker 2's default C(groups.exclude)
+        (C(console-consumer-.*), C(connect-.*), C(__.*)).
+    type: list
+    elements: str
   source:
     description:
       - Connection to the source cluster, with the same keys as the top-level connection options (O(bootstrap_servers),
@@ -246,6 +252,7 @@ def main():
         source_alias=dict(type="str", required=True),
         target_alias=dict(type="str"),
         groups=dict(type="list", elements="str", default=[".*"]),
+        groups_exclude=dict(type="list", elements="str"),
         source=dict(type="dict"),
         offset_syncs=dict(type="bool", default=False),
         offset_syncs_location=dict(type="str", choices=["source", "target"], default="source"),

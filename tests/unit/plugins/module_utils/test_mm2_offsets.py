@@ -141,3 +141,10 @@ def test_fingerprint_distinguishes_null_and_empty_and_headers():
     assert mo.fingerprint(None, b"") != mo.fingerprint(b"", b"")
     assert mo.fingerprint(b"a", b"b") != mo.fingerprint(b"ab", b"")
     assert mo.fingerprint(b"a", b"b", [("h", b"1")]) != mo.fingerprint(b"a", b"b")
+
+
+def test_groups_exclude_like_mirrormaker():
+    records = [Checkpoint("app", "primary.t", 0, 1, 1, ""), Checkpoint("console-consumer-42", "primary.t", 0, 3, 3, "")]
+    from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_filters import DEFAULT_GROUPS_EXCLUDE
+    latest = mo.latest_checkpoints(records, mo.compile_patterns([".*"]), mo.compile_patterns(DEFAULT_GROUPS_EXCLUDE))
+    assert [key[0] for key in latest] == ["app"]
