@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 from ambari_emulator import Emulator, cluster_hosts
 from ansible_runner import run_tasks
-from conftest import TARGET_TEXT, source_hosts_text
+from hosts_lab import TARGET_TEXT, source_hosts_text
 
 pytestmark = pytest.mark.integration
 
