@@ -168,7 +168,8 @@ def evaluate(facts, expectations):
     if not facts["bootstrap_reachable"]:
         findings.append(_finding("error", "bootstrap", alias, f"cluster {alias}: no metadata from {', '.join(facts['bootstrap_servers'])} "
                                                               f"(from {facts['probed_from']}): {facts['bootstrap_error']}",
-                                 "check kafka_bootstrap_servers, that the brokers run and that the port is open from the MirrorMaker host"))
+                                 "check kafka_bootstrap_servers, that the brokers run and that the port is open from the MirrorMaker host; "
+                                 "names of the other cluster's nodes resolve there only after role kafkaops.mirror.hosts_sync"))
         return findings
     for broker in facts["brokers"]:
         if broker["problem"]:
