@@ -14,7 +14,8 @@ import time
 from urllib.error import HTTPError, URLError
 from urllib.parse import quote, urlencode
 
-from ansible.module_utils.urls import open_url
+from ansible.module_utils.urls import ConnectionError as UrlsConnectionError
+from ansible.module_utils.urls import SSLValidationError, open_url
 
 RETRYABLE_STATUS = (502, 503, 504)
 TERMINAL_REQUEST_STATES = ("COMPLETED", "FAILED", "TIMEDOUT", "ABORTED")
@@ -97,7 +98,12 @@ class AmbariClient:
                     self._sleep(self.backoff * 2 ** (attempt - 1))
                     continue
                 raise self._http_error(method, url, exc, attempt) from None
-            except (URLError, socket.timeout, ConnectionError) as exc:
+            except SSLValidationError as exc:
+                raise AmbariError(
+                    f"TLS certificate of {self.url} could not be verified ({exc}); install the CA that signed it, "
+                    f"or set validate_certs=false for a test cluster"
+                ) from None
+            except (URLError, socket.timeout, ConnectionError, UrlsConnectionError) as exc:
                 if attempt <= self.retries:
                     self._sleep(self.backoff * 2 ** (attempt - 1))
                     continue

@@ -113,3 +113,11 @@ def test_put_config_failure_that_did_not_apply_is_raised(client, monkeypatch):
     monkeypatch.setattr(ambari, "open_url", answers)
     with pytest.raises(AmbariError, match="HTTP 400"):
         client.put_config("kafka-env", {"content": "x"}, {}, "note")
+
+
+def test_certificate_errors_are_not_retried_and_name_validate_certs(client, monkeypatch):
+    script = Script(ambari.SSLValidationError("self-signed certificate"))
+    monkeypatch.setattr(ambari, "open_url", script)
+    with pytest.raises(AmbariError, match="could not be verified .*validate_certs=false"):
+        client.call("GET", "/x")
+    assert len(script.calls) == 1
