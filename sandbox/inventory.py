@@ -1,6 +1,9 @@
 """DIR/inventory.yml: the groups and variables docs/development.md promises to the roles and tests."""
 from __future__ import annotations
 
+import getpass
+import grp
+import os
 import shlex
 from pathlib import Path
 
@@ -43,6 +46,11 @@ def build_inventory(state: dict, supervisorctl: list) -> dict:
             "mirrormaker2_supervisor_conf_dir": str(supervisor_dir / "conf.d"),
             "mirrormaker2_supervisorctl": shlex.join(supervisorctl),
             "mirrormaker2_config_dir": str(Path(state["dir"]) / "mirrormaker2"),
+            # The stand-in enters the node's mount namespace, which needs the sandbox's own user (root in CI);
+            # and the sandbox must not add users to the machine.
+            "mirrormaker2_user": getpass.getuser(),
+            "mirrormaker2_group": grp.getgrgid(os.getgid()).gr_name,
+            "mirrormaker2_create_user": False,
         },
     }
     return {"all": {"vars": {"mirror_source_alias": SOURCE_ALIAS, "mirror_target_alias": TARGET_ALIAS}, "children": groups}}
