@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # Copyright: kafkaops.mirror contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Filter kafkaops.mirror.hosts_sync_plan: a node's hosts file + the source cluster's entries -> managed block and conflicts."""
 from __future__ import annotations
 

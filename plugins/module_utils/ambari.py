@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # Copyright: kafkaops.mirror contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Ambari v1 REST client over Ansible's open_url: basic auth, X-Requested-By on writes, retries on 502/503/504.
 
 The connection options are defined once here (ambari_connection_argument_spec) and documented in the

@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # Copyright: kafkaops.mirror contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Plan and apply a change to one Ambari config type: properties, and a managed block in a text property.
 
 Check mode returns the plan from the same path; a new config version is made only when the plan changes something.

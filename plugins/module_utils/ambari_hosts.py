@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # Copyright: kafkaops.mirror contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The cluster's hosts as Ambari knows them: FQDN, short name, IP, and which run Kafka brokers and ZooKeeper servers."""
 from __future__ import annotations
 

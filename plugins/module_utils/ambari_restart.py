@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # Copyright: kafkaops.mirror contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Plan and run Ambari restarts of a service's host components: stale ones by default, all at once or one host at a time.
 
 Check mode returns the same plan (what would restart) and sends no request.

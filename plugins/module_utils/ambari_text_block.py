@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # Copyright: kafkaops.mirror contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """A managed block inside a text value (like blockinfile, for Ambari text properties such as kafka-env's content).
 
 Pure functions: the block sits between a BEGIN and an END marker line, is replaced in place when it

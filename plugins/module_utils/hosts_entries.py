@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # Copyright: kafkaops.mirror contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Hosts-file entries for cross-network mirroring: pick a cluster's worker and ZooKeeper entries, render them as one
 managed block per source cluster, and find names that lines outside the block already map to another address.
 

@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # Copyright: kafkaops.mirror contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """One way to reach a Kafka cluster from a kafkaops.mirror module.
 
 Usage (doc fragment kafkaops.mirror.kafka_connection documents the options):

@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # Copyright: kafkaops.mirror contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Read-only consumer group report for kafka_consumer_group_info: state, members, committed offsets and lag per partition.
 
 Kafka version notes: ListGroups states filters (2.6+) are not used, groups are filtered here; committed offsets use

@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # Copyright: kafkaops.mirror contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Selecting topics and groups by whole-name regular expressions, with the option named when a pattern is wrong."""
 from __future__ import annotations
 

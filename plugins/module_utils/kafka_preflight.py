@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # Copyright: kafkaops.mirror contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Read-only facts about one Kafka cluster as seen from the host the module runs on, and the preflight findings.
 
 Used by the kafka_cluster_info module (and through it the preflight role).

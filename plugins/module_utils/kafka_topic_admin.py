@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # Copyright: kafkaops.mirror contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Topic reads and writes through the Kafka admin API, batched: one request per kind of change for the whole plan.
 
 Kafka version notes (the collection supports 2.4 to 4.x):

@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # Copyright: kafkaops.mirror contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """copy_from: turn a source cluster's topics into kafka_topic entries for the target (pre-create before MirrorMaker 2)."""
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # Copyright: kafkaops.mirror contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The kafka_topic module's work: options -> entries -> read cluster -> plan -> broker dry run -> apply (not in check mode)."""
 from __future__ import annotations
 

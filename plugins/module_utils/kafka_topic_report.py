@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # Copyright: kafkaops.mirror contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Read-only topic report for kafka_topic_info: partitions, leaders, replicas, ISR, configs, begin/end offsets."""
 from __future__ import annotations
 

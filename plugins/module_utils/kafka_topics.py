@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # Copyright: kafkaops.mirror contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Topic planner: desired topics + what the cluster has -> validated plan of creates, increases, config changes, deletions.
 
 Pure logic (no I/O): kafka_topic_admin.py reads the cluster and applies the plan; check mode returns the same plan.

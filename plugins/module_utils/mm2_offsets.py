@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # Copyright: kafkaops.mirror contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Consumer-group offset translation for a MirrorMaker 2 flow: plan (pure), read (Kafka), apply, verify.
 
 Used by the kafka_mirror_offsets module and, through it, the failover role.
