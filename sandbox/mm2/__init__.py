@@ -13,7 +13,8 @@ remote topics created with the source's partition count, the replication factor 
 non-default configs (partitions added when the source grows); partition-to-partition copies keeping
 key, value, headers and timestamp, at least once; offset-syncs with offset.lag.max semantics;
 checkpoints translated with the OffsetSyncStore rule; sync.group.offsets for groups without active
-members on the target; heartbeats for every herder pair; refresh intervals; resume after restart;
+members on the target; heartbeats for every herder pair; the topic refresh interval (groups are listed
+again at every checkpoint interval instead of refresh.groups.interval.seconds); resume after restart;
 SIGTERM stops cleanly after committing what was copied.
 
 What it does not model: Connect workers, tasks.max and task rebalancing, the REST API and

@@ -70,7 +70,6 @@ class SourceReplicator:
         self.states = {}
         self.store = SyncStore()
         self.max_lag = flow.number("offset.lag.max")
-        self.copied = 0
 
     def start(self):
         flow = self.flow
@@ -156,5 +155,4 @@ class SourceReplicator:
             producer.send(progress_topic(self.flow.source), key=progress_key(self.flow.source, tp.topic, tp.partition),
                           value=json.dumps({"offset": upstream}).encode(), partition=0)
         producer.flush()
-        self.copied += len(sent)
         return len(sent)

@@ -28,7 +28,6 @@ DEFAULTS = {
     "sync.group.offsets.interval.seconds": "60",
     "sync.topic.configs.enabled": "true",
     "refresh.topics.interval.seconds": "600",
-    "refresh.groups.interval.seconds": "600",
     "replication.policy.separator": ".",
     "replication.policy.class": "org.apache.kafka.connect.mirror.DefaultReplicationPolicy",
 }
