@@ -125,6 +125,16 @@ def test_bad_model_fails_before_touching_anything(mirror):
         assert mirror.pid() is None
 
 
+def test_first_deploy_in_check_mode_changes_nothing(mirror):
+    result = mirror.deploy(check=True, diff=True)
+    assert not result.failed, result.stdout[-4000:]
+    assert result.changed_count > 0
+    assert "+primary->secondary.topics=mm2t-.*" in result.stdout
+    assert not mirror.properties.exists() and not mirror.program_file.exists()
+    assert mirror.pid() is None
+    assert "primary.mm2t-orders" not in kafka_io.topics(mirror.secondary)
+
+
 def test_first_deploy_replicates_identical_partitions(mirror):
     result = mirror.deploy()
     assert not result.failed, result.stdout[-4000:]
