@@ -161,10 +161,15 @@ def test_rerun_changes_nothing_and_keeps_the_process(mirror):
 
 def test_check_mode_shows_the_change_and_applies_nothing(mirror):
     before, pid = mirror.properties.read_text(), mirror.pid()
-    result = mirror.deploy(check=True, diff=True, mirrormaker2_offset_lag_max=50)
+    result = mirror.deploy(check=True, diff=True, mirrormaker2_offset_lag_max=50,
+                           mirrormaker2_properties={"primary->secondary.groups.blacklist": "tmp.*", "emit.checkpoint.intervall.seconds": 5})
     assert not result.failed, result.stdout[-4000:]
     assert result.changed_count > 0
     assert "-offset.lag.max=100" in result.stdout and "+offset.lag.max=50" in result.stdout
+    assert "+primary->secondary.groups.exclude=tmp.*" in result.stdout
+    output = result.stdout + result.stderr
+    assert "deprecated since Kafka 2.7 (KIP-629)" in output, "the translation warning was not shown"
+    assert "did you mean 'emit.checkpoints.interval.seconds'?" in output, "the unknown-key warning was not shown"
     assert mirror.properties.read_text() == before
     assert mirror.pid() == pid
 
