@@ -202,7 +202,7 @@ class Cluster:
             return bool(self.state["stale"].get(f"{host_name}|{component}", False))
 
     def services(self) -> list:
-        return sorted({COMPONENT_SERVICE[c] for _, c in self.host_components()})
+        return sorted({COMPONENT_SERVICE[c] for _host, c in self.host_components()})
 
     # ---- requests ----------------------------------------------------------------------------
     def create_restart_request(self, body: dict, fail: bool, delay_s: float) -> dict:

@@ -89,7 +89,7 @@ class Shapes:
         if brief:
             return {"href": href, "ServiceInfo": info}
         info.update({"state": "STARTED", "maintenance_state": "OFF"})
-        components = sorted({c for _, c in self.cluster.host_components(service)})
+        components = sorted({c for _host, c in self.cluster.host_components(service)})
         return {"href": href, "ServiceInfo": info, "components": [self.component(service, c, brief=True) for c in components]}
 
     def component(self, service: str, component: str, brief: bool = False) -> dict:

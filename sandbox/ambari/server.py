@@ -75,7 +75,7 @@ class Handler(BaseHTTPRequestHandler):
         if not header.startswith("Basic "):
             return None
         try:
-            user, _, password = base64.b64decode(header[6:]).decode().partition(":")
+            user, _colon, password = base64.b64decode(header[6:]).decode().partition(":")
         except (binascii.Error, UnicodeDecodeError):
             return None
         config = self.server.config
@@ -252,7 +252,7 @@ class Handler(BaseHTTPRequestHandler):
         self._single(self.shapes.service(self._known_service(args["s"])), "service", params)
 
     def _components_of(self, service: str) -> list:
-        return sorted({c for _, c in self.server.cluster.host_components(service)})
+        return sorted({c for _host, c in self.server.cluster.host_components(service)})
 
     def _get_components(self, args, params, user):
         service = self._known_service(args["s"])

@@ -86,7 +86,7 @@ def test_put_desired_config_creates_a_version_with_note_and_history(emulator):
     types = {c["type"]: c["tag"] for c in history[-1]["configurations"]}
     assert types == {"kafka-broker": "version100", "kafka-env": "version1"}
     # Identical properties still make a version, as real Ambari does: modules must not PUT unchanged configs.
-    status, _ = emulator.put_config("kafka-broker", props, "version101")
+    status, _body = emulator.put_config("kafka-broker", props, "version101")
     assert status == 200 and len(emulator.config_versions()) == 3
     # A tag can be used once per type.
     status, body = emulator.put_config("kafka-broker", props, "version101")
