@@ -1,8 +1,9 @@
 """Fixtures for the validation job on the sandbox (SANDBOX_NET, e.g. 50): small broken-on-purpose mirrors
-built by mirror_copy, and one in-process local Spark session shared by the module's job runs."""
+built by mirror_copy, and one in-process local Spark session shared by the session's job runs."""
 from __future__ import annotations
 
 import json
+import re
 import sys
 import uuid
 from pathlib import Path
@@ -32,9 +33,9 @@ SCENARIOS = [
 ]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def mirrors(sandbox):
-    """{scenario name: {"source_topic", "target_topic"}}: every scenario as its own topic, built once per module."""
+    """{scenario name: {"source_topic", "target_topic"}}: every scenario as its own topic, built once per session."""
     source = sandbox["clusters"]["primary"]["bootstrap_servers"]
     target = sandbox["clusters"]["secondary"]["bootstrap_servers"]
     mirror_copy.prepare_internal_topics(source, target)
@@ -42,7 +43,7 @@ def mirrors(sandbox):
     return {scenario.name: mirror_copy.build(source, target, "%s-%s" % (prefix, scenario.name), scenario) for scenario in SCENARIOS}
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def spark():
     from mirror_validation.cli import ship_package
 
@@ -58,14 +59,14 @@ def job_arguments(sandbox, topics_regex, *extra):
         "--target-bootstrap", sandbox["clusters"]["secondary"]["bootstrap_servers"],
         "--topics", topics_regex, "--source-alias", mirror_copy.SOURCE_ALIAS, "--target-alias", mirror_copy.TARGET_ALIAS,
         # Short waits: the broken copies never "catch up" with their offset syncs, by design.
-        "--catch-up-timeout", "2", "--catch-up-interval", "1", "--slice-records", "40",
+        "--catch-up-timeout", "2", "--catch-up-interval", "1",
         "--receive-max-bytes", str(mirror_copy.RECEIVE_MAX_BYTES),  # Quirk (noida-db 0.2.3): unbounded fetch replies
     ] + list(extra)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def run_job(sandbox, spark, tmp_path_factory):
-    """run_job(topics_regex, *extra_args) -> (exit code, report dict), in this module's Spark session."""
+    """run_job(topics_regex, *extra_args) -> (exit code, report dict), in the session's local Spark."""
     from mirror_validation.cli import main
 
     def run(topics_regex, *extra):
@@ -75,6 +76,20 @@ def run_job(sandbox, spark, tmp_path_factory):
         return code, json.loads((out / "report.json").read_text())
 
     return run
+
+
+def scenario_regex(mirrors, *names):
+    """Regex of the source topics of `names` (all scenarios when none given)."""
+    return "|".join(re.escape(mirrors[name]["source_topic"]) for name in (names or mirrors))
+
+
+# The run most tests inspect: every scenario at once, with a duplicate threshold between "at-least-once" and "duplicates".
+COMBINED_ARGUMENTS = ("--max-duplicate-ratio", "0.005")
+
+
+@pytest.fixture(scope="session")
+def combined(mirrors, run_job):
+    return run_job(scenario_regex(mirrors), *COMBINED_ARGUMENTS, "--client", "confluent-kafka")
 
 
 def topic_of(report, source_topic):
@@ -87,4 +102,4 @@ def comparable(report):
     return {key: value for key, value in report.items() if key not in volatile}
 
 
-__all__ = ["JOB_FILES", "comparable", "job_arguments", "topic_of"]
+__all__ = ["COMBINED_ARGUMENTS", "JOB_FILES", "comparable", "job_arguments", "scenario_regex", "topic_of"]

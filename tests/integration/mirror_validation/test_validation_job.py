@@ -5,11 +5,9 @@ Every expectation is derived from how mirror_copy broke the copy, not from the j
 """
 from __future__ import annotations
 
-import re
-
 import pytest
 
-from conftest import comparable, topic_of
+from conftest import COMBINED_ARGUMENTS, comparable, scenario_regex as regex, topic_of
 
 pytestmark = [
     pytest.mark.integration,
@@ -18,15 +16,6 @@ pytestmark = [
     pytest.mark.filterwarnings("ignore:open_text is deprecated:DeprecationWarning"),
 ]
 CLASSES = ("missing", "duplicates", "unexpected", "order_violations", "expired", "anchor_mismatches", "checkpoint_violations")
-
-
-def regex(mirrors, *names):
-    return "|".join(re.escape(mirrors[name]["source_topic"]) for name in (names or mirrors))
-
-
-@pytest.fixture(scope="module")
-def combined(mirrors, run_job):
-    return run_job(regex(mirrors), "--max-duplicate-ratio", "0.005", "--client", "confluent-kafka")
 
 
 def defects_of(topic):
@@ -103,9 +92,10 @@ def test_exit_codes(mirrors, run_job, scenarios, code):
     assert [t["source_topic"] for t in report["topics"]] == sorted(mirrors[name]["source_topic"] for name in scenarios)
 
 
-def test_kafka_python_reader_gives_the_same_report(combined, mirrors, run_job):
+def test_kafka_python_reader_and_small_slices_give_the_same_report(combined, mirrors, run_job):
+    """Same data through the other client, read in ranges of 30 offsets (4 per partition) packed into a few tasks."""
     _, confluent_report = combined
-    code, report = run_job(regex(mirrors), "--max-duplicate-ratio", "0.005", "--client", "kafka-python")
+    code, report = run_job(regex(mirrors), *COMBINED_ARGUMENTS, "--client", "kafka-python", "--slice-records", "30", "--task-records", "2000")
     assert report["client"] == "kafka-python" and confluent_report["client"] == "confluent-kafka"
     assert (code, comparable(report)) == (1, comparable(confluent_report))
 

@@ -2,7 +2,7 @@ import pytest
 
 from mirror_validation.errors import ValidationUnavailable
 from mirror_validation.naming import remote_topic, select_topics
-from mirror_validation.slices import SOURCE, offset_ranges, slice_partitions
+from mirror_validation.slices import SOURCE, offset_ranges, pack, slice_partitions
 from mirror_validation.topic_pairs import pair_topics
 
 
@@ -40,3 +40,11 @@ def test_pairs_mark_missing_targets_and_no_match_is_an_error():
         ("orders", "primary.orders", True), ("payments", "primary.payments", False)]
     with pytest.raises(ValidationUnavailable, match="no source topic matches"):
         pair_topics({"orders": 8}, {}, "nothing", None, "primary", "default", ".")
+
+
+def test_small_slices_are_packed_into_few_tasks_and_large_ones_stay_alone():
+    slices = slice_partitions(SOURCE, 0, "t", {0: (0, 10), 1: (0, 10), 2: (0, 10), 3: (0, 100)}, 50)
+    tasks = pack(slices, 25)
+    assert [[(s.partition, s.start, s.end) for s in task] for task in tasks] == [
+        [(0, 0, 10), (1, 0, 10)], [(2, 0, 10)], [(3, 0, 50)], [(3, 50, 100)]]
+    assert sorted(s for task in tasks for s in task) == sorted(slices)

@@ -39,7 +39,9 @@ def build_parser():
     parser.add_argument("--catch-up-interval", type=float, default=5.0, help="seconds between polls of the target end offsets")
     parser.add_argument("--max-duplicate-ratio", type=float, default=0.01,
                         help="duplicates per source record tolerated per topic (MM2 is at-least-once)")
-    parser.add_argument("--slice-records", type=int, default=250000, help="offsets per Spark task")
+    parser.add_argument("--slice-records", type=int, default=250000, help="offsets per read range")
+    parser.add_argument("--task-records", type=int, default=0,
+                        help="offsets per Spark task: small ranges are packed together up to this (default: --slice-records)")
     parser.add_argument("--client", choices=CLIENTS, default="auto", help="Kafka client; auto prefers confluent-kafka")
     parser.add_argument("--receive-max-bytes", type=int, help="largest broker response the client accepts (client default when unset)")
     parser.add_argument("--read-timeout", type=float, default=30.0, help="seconds without progress before a read fails")
@@ -51,8 +53,8 @@ def options_from_arguments(args, environ=None):
     problems = []
     if args.max_duplicate_ratio < 0:
         problems.append("--max-duplicate-ratio must be >= 0")
-    if args.slice_records < 1:
-        problems.append("--slice-records must be >= 1")
+    if args.slice_records < 1 or args.task_records < 0:
+        problems.append("--slice-records must be >= 1 and --task-records >= 0")
     if args.catch_up_timeout < 0 or args.catch_up_interval <= 0:
         problems.append("--catch-up-timeout must be >= 0 and --catch-up-interval > 0")
     if problems:
@@ -63,7 +65,8 @@ def options_from_arguments(args, environ=None):
         topics=args.topics, exclude=args.exclude, source_alias=args.source_alias, target_alias=args.target_alias,
         policy=args.policy, separator=args.separator, offset_syncs_location=args.offset_syncs_location,
         catch_up_timeout_s=args.catch_up_timeout, catch_up_interval_s=args.catch_up_interval,
-        max_duplicate_ratio=args.max_duplicate_ratio, slice_records=args.slice_records, client=args.client,
+        max_duplicate_ratio=args.max_duplicate_ratio, slice_records=args.slice_records, task_records=args.task_records,
+        client=args.client,
         read_timeout_s=args.read_timeout, sample_limit=args.sample_limit,
     )
 
@@ -96,6 +99,10 @@ def write_reports(result, json_path, html_path):
 
 def main(argv=None, spark=None):
     args = build_parser().parse_args(argv)
+    for stale in (args.report, args.html):
+        # A run that ends early must not leave an older report looking like its own.
+        if stale and os.path.exists(stale):
+            os.remove(stale)
     try:
         options = options_from_arguments(args)
     except ValueError as error:

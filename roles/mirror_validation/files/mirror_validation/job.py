@@ -17,7 +17,7 @@ from .connection import Connection
 from .errors import ValidationUnavailable
 from .kafka_reader import open_reader, resolve_client
 from .naming import checkpoints_topic, offset_syncs_topic
-from .slices import SOURCE, TARGET, slice_partitions
+from .slices import SOURCE, TARGET, pack, slice_partitions
 from .spark_io import ReadSettings, read_checkpoints, read_fingerprints, read_offset_syncs
 from .topic_pairs import keeps_create_time, pair_topics, snapshot_source
 
@@ -43,6 +43,7 @@ class JobOptions:
     catch_up_interval_s: float = 5.0
     max_duplicate_ratio: float = 0.01
     slice_records: int = 250000
+    task_records: int = 0  # offsets per Spark task (slices packed together); 0: slice_records
     client: str = "auto"
     read_timeout_s: float = 30.0
     sample_limit: int = 10
@@ -69,12 +70,15 @@ class _Run:
         self.syncs = None
         self.checkpoints = None
 
+    def _task_budget(self):
+        return self.options.task_records or self.options.slice_records
+
     def _internal_topic(self, reader, side, topic, topic_partitions):
-        """Slices over a whole MM2 internal topic, or None when the topic does not exist."""
+        """Tasks over a whole MM2 internal topic, or None when the topic does not exist."""
         if topic not in topic_partitions:
             return None
         offsets = reader.offsets(topic, range(topic_partitions[topic]))
-        return slice_partitions(side, _NO_PAIR, topic, offsets, self.options.slice_records)
+        return pack(slice_partitions(side, _NO_PAIR, topic, offsets, self.options.slice_records), self._task_budget())
 
     def prepare(self, source_reader, target_reader):
         options = self.options
@@ -136,7 +140,8 @@ class _Run:
             slices += slice_partitions(SOURCE, pair.index, pair.source_topic, pair.source_offsets, self.options.slice_records, pair.with_timestamp)
             slices += slice_partitions(TARGET, pair.index, pair.target_topic, pair.target_offsets, self.options.slice_records, pair.with_timestamp)
         bounds = self.spark.createDataFrame([row for pair in live for row in pair.bounds()], BOUNDS_SCHEMA)
-        records = read_fingerprints(self.spark, self.settings, slices).persist(StorageLevel.MEMORY_AND_DISK)
+        tasks = pack(slices, self._task_budget())
+        records = read_fingerprints(self.spark, self.settings, tasks).persist(StorageLevel.MEMORY_AND_DISK)
         classified = compare.match_copies(records).transform(lambda matched: compare.classify(matched, bounds))
         classified = classified.persist(StorageLevel.MEMORY_AND_DISK)
         violations = compare.order_violations(classified).persist(StorageLevel.MEMORY_AND_DISK)

@@ -24,3 +24,21 @@ def slice_partitions(side, pair, topic, offsets, size, with_timestamp=False):
         for partition, (begin, end) in sorted(offsets.items())
         for low, high in offset_ranges(begin, end, size)
     ]
+
+
+def pack(slices, budget):
+    """Group slices into tasks of about `budget` offsets each, so that many small partitions do not each cost a task.
+
+    Greedy in the given order; a slice is never split, so no task exceeds max(budget, largest slice).
+    """
+    tasks, current, size = [], [], 0
+    for part in slices:
+        width = part.end - part.start
+        if current and size + width > budget:
+            tasks.append(current)
+            current, size = [], 0
+        current.append(part)
+        size += width
+    if current:
+        tasks.append(current)
+    return tasks

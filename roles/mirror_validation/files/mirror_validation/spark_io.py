@@ -45,29 +45,50 @@ class ReadSettings:
         self.timeout_s = timeout_s
 
 
+class _TaskReaders:
+    """One reader per side for the whole task, however many slices it reads."""
+
+    def __init__(self, settings):
+        self.settings = settings
+        self.open = {}
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        for reader in self.open.values():
+            reader.close()
+
+    def __getitem__(self, side):
+        if side not in self.open:
+            self.open[side] = open_reader(self.settings.connections[side], self.settings.client, self.settings.timeout_s)
+        return self.open[side]
+
+
 def _fingerprint_slices(settings, slices):
-    for part in slices:
-        with open_reader(settings.connections[part.side], settings.client, settings.timeout_s) as reader:
-            for record in reader.read(part.topic, part.partition, part.start, part.end):
+    with _TaskReaders(settings) as readers:
+        for part in slices:
+            for record in readers[part.side].read(part.topic, part.partition, part.start, part.end):
                 timestamp = record.timestamp if part.with_timestamp else None
                 yield (part.side, part.pair, part.partition, record.offset,
                        record_fingerprint(record.key, record.value, record.headers, timestamp))
 
 
-def _tasks(spark, slices, reader_function):
-    # One task per slice: the slice size is the knob for parallelism and task memory.
-    return spark.sparkContext.parallelize(slices, max(len(slices), 1)).mapPartitions(reader_function)
+def _tasks(spark, tasks, reader_function):
+    # One Spark task per entry of `tasks` (a list of slices, see slices.pack).
+    return (spark.sparkContext.parallelize(tasks, max(len(tasks), 1))
+            .mapPartitions(lambda entries: reader_function(part for entry in entries for part in entry)))
 
 
-def read_fingerprints(spark, settings, slices):
-    """DataFrame(side, pair, partition, offset, fp) of every record in `slices`."""
-    return spark.createDataFrame(_tasks(spark, slices, lambda part: _fingerprint_slices(settings, part)), RECORD_SCHEMA)
+def read_fingerprints(spark, settings, tasks):
+    """DataFrame(side, pair, partition, offset, fp) of every record in `tasks` (lists of slices)."""
+    return spark.createDataFrame(_tasks(spark, tasks, lambda parts: _fingerprint_slices(settings, parts)), RECORD_SCHEMA)
 
 
 def _decoded(settings, slices, decode):
-    for part in slices:
-        with open_reader(settings.connections[part.side], settings.client, settings.timeout_s) as reader:
-            for record in reader.read(part.topic, part.partition, part.start, part.end):
+    with _TaskReaders(settings) as readers:
+        for part in slices:
+            for record in readers[part.side].read(part.topic, part.partition, part.start, part.end):
                 try:
                     decoded = decode(record.key, record.value)
                 except RecordFormatError:
@@ -75,17 +96,17 @@ def _decoded(settings, slices, decode):
                 yield decoded, record.offset
 
 
-def read_offset_syncs(spark, settings, slices, pair_of_source_topic):
+def read_offset_syncs(spark, settings, tasks, pair_of_source_topic):
     """DataFrame(pair, partition, upstream, downstream) of the offset syncs of validated topics."""
     def rows(part):
         for sync, _ in _decoded(settings, part, decode_offset_sync):
             if sync.topic in pair_of_source_topic:
                 yield (pair_of_source_topic[sync.topic], sync.partition, sync.upstream_offset, sync.downstream_offset)
 
-    return spark.createDataFrame(_tasks(spark, slices, rows), OFFSET_SYNC_SCHEMA)
+    return spark.createDataFrame(_tasks(spark, tasks, rows), OFFSET_SYNC_SCHEMA)
 
 
-def read_checkpoints(spark, settings, slices, pair_of_target_topic):
+def read_checkpoints(spark, settings, tasks, pair_of_target_topic):
     """DataFrame(group, pair, partition, upstream, downstream, record_offset) of the checkpoints of validated topics."""
     def rows(part):
         for checkpoint, offset in _decoded(settings, part, decode_checkpoint):
@@ -93,4 +114,4 @@ def read_checkpoints(spark, settings, slices, pair_of_target_topic):
                 yield (checkpoint.group, pair_of_target_topic[checkpoint.topic], checkpoint.partition,
                        checkpoint.upstream_offset, checkpoint.downstream_offset, offset)
 
-    return spark.createDataFrame(_tasks(spark, slices, rows), CHECKPOINT_SCHEMA)
+    return spark.createDataFrame(_tasks(spark, tasks, rows), CHECKPOINT_SCHEMA)

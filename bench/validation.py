@@ -1,0 +1,224 @@
+"""Benchmark of the mirror validation job: throughput against the raw consume rate of the same client on the
+same data in the same run, peak driver memory at two sizes, and a kcat dump + sort + diff pipeline for reference.
+
+    .venv/bin/python bench/validation.py [--sizes 200000 1000000] [--partitions 8] [--net 50] [--subnet 5]
+
+Starts a noida sandbox on 127.<net>.<subnet>.x / 127.<net>.<subnet + 1>.x, writes N keyed records with headers per size
+to the primary, mirrors them to `primary.<topic>` on the secondary partition by partition, then measures. The sandbox is
+stopped at the end. Figures are printed and written as JSON to bench/results/validation.json.
+On noida, about 1M records per side is the practical maximum (reference/test-brokers.md).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition  # noqa: E402
+from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
+
+from sandbox import api  # noqa: E402
+
+JOB = REPO / "roles" / "mirror_validation" / "files" / "validate_mirror.py"
+# Quirk (noida-db 0.2.3): fetch replies ignore size limits and carry everything to the log end (~110 MB at 1M x 100 B).
+RECEIVE_MAX_BYTES = 512 * 1024 * 1024
+CLIENT = {"receive.message.max.bytes": RECEIVE_MAX_BYTES, "fetch.max.bytes": RECEIVE_MAX_BYTES - 512}
+
+
+def create_topic(bootstrap, topic, partitions):
+    for future in AdminClient({"bootstrap.servers": bootstrap}).create_topics([NewTopic(topic, partitions, 1)], operation_timeout=30).values():
+        future.result()
+
+
+def produce(bootstrap, topic, partitions, count):
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 50, "batch.num.messages": 10000, "enable.idempotence": False})
+    for number in range(count):
+        while True:
+            try:
+                producer.produce(topic, key=b"key-%06d" % (number % 100000), value=b"value %09d " % number + b"x" * 70,
+                                 headers=[("n", b"%d" % number)], partition=number % partitions)
+                break
+            except BufferError:
+                producer.poll(0.1)
+    if producer.flush(300):
+        raise RuntimeError("producing %s did not finish" % topic)
+
+
+def consume(bootstrap, topic, partitions, on_message=None):
+    """Read `topic` to its end with confluent-kafka; returns the record count (the raw consume rate's work)."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "bench-raw", "enable.auto.commit": False,
+                         "enable.partition.eof": True, "auto.offset.reset": "earliest", **CLIENT})
+    consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
+    done, count = set(), 0
+    try:
+        while len(done) < partitions:
+            for message in consumer.consume(num_messages=10000, timeout=1.0):
+                if message.error():
+                    if message.error().code() == KafkaError._PARTITION_EOF:  # pylint: disable=protected-access
+                        done.add(message.partition())
+                        continue
+                    raise RuntimeError(str(message.error()))
+                count += 1
+                if on_message:
+                    on_message(message)
+    finally:
+        consumer.close()
+    return count
+
+
+def mirror(source, target, topic, partitions):
+    """Copy every partition to primary.<topic> on the target, in order, keeping key, value, headers and timestamp."""
+    remote = "primary." + topic
+    create_topic(target, remote, partitions)
+    producer = Producer({"bootstrap.servers": target, "linger.ms": 50, "batch.num.messages": 10000, "enable.idempotence": False,
+                         "max.in.flight.requests.per.connection": 1})
+
+    def copy(message):
+        while True:
+            try:
+                producer.produce(remote, key=message.key(), value=message.value(), headers=message.headers(),
+                                 partition=message.partition(), timestamp=message.timestamp()[1])
+                return
+            except BufferError:
+                producer.poll(0.1)
+
+    consume(source, topic, partitions, copy)
+    if producer.flush(300):
+        raise RuntimeError("mirroring %s did not finish" % topic)
+    return remote
+
+
+def peak_rss_mb(pid):
+    """Largest resident set of process `pid` so far (VmHWM), in MB; 0 once it is gone."""
+    try:
+        for line in Path("/proc/%d/status" % pid).read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
+    return 0.0
+
+
+def validate(source, target, topic, work):
+    """spark-submit the job in local[2] as the role would; returns (wall seconds, report, peak JVM RSS MB)."""
+    report_path = work / ("report-%s.json" % topic)
+    env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1", PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable)
+    command = [str(Path(sys.executable).parent / "spark-submit"), "--master", "local[2]", "--conf", "spark.ui.enabled=false",
+               "--conf", "spark.driver.memory=1g", "--conf", "spark.sql.shuffle.partitions=8", str(JOB),
+               "--source-bootstrap", source, "--target-bootstrap", target, "--topics", topic, "--source-alias", "primary",
+               "--catch-up-timeout", "10", "--catch-up-interval", "2", "--receive-max-bytes", str(RECEIVE_MAX_BYTES),
+               "--report", str(report_path)]
+    started = time.monotonic()
+    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)  # pylint: disable=consider-using-with
+    jvm_peak = [0.0]
+
+    def sample():
+        while process.poll() is None:
+            jvm_peak[0] = max(jvm_peak[0], peak_rss_mb(process.pid))
+            time.sleep(0.5)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    output = process.communicate()[0].decode(errors="replace")
+    sampler.join()
+    wall = time.monotonic() - started
+    if process.returncode != 0:
+        raise RuntimeError("validation of %s exited %d:\n%s" % (topic, process.returncode, output[-3000:]))
+    return wall, json.loads(report_path.read_text()), jvm_peak[0]
+
+
+def kcat_pipeline(source, target, topic, remote, work):
+    """Dump both sides with kcat (partition, key, headers, value per line), sort, diff; returns (seconds, differing lines)."""
+    kcat = shutil.which("kcat")
+    if not kcat:
+        return None, None
+    options = ["-X", "receive.message.max.bytes=%d" % RECEIVE_MAX_BYTES, "-X", "fetch.max.bytes=%d" % (RECEIVE_MAX_BYTES - 512)]
+    started = time.monotonic()
+    dumps = []
+    for broker, name in ((source, topic), (target, remote)):
+        path = work / ("%s.sorted" % name)
+        pipeline = "%s -C -q -e -b %s -t %s %s -f '%%p\\t%%k\\t%%h\\t%%s\\n' | LC_ALL=C sort -S 256M -o %s" % (
+            kcat, broker, name, " ".join(options), path)
+        subprocess.run(pipeline, shell=True, check=True)
+        dumps.append(path)
+    diff = subprocess.run(["diff", str(dumps[0]), str(dumps[1])], capture_output=True, text=True, check=False)
+    return time.monotonic() - started, len([line for line in diff.stdout.splitlines() if line[:1] in "<>"])
+
+
+def measure(state, size, partitions, work):
+    source = state["clusters"]["primary"]["bootstrap_servers"]
+    target = state["clusters"]["secondary"]["bootstrap_servers"]
+    topic = "bench-%d" % size
+    create_topic(source, topic, partitions)
+    produce(source, topic, partitions, size)
+    remote = mirror(source, target, topic, partitions)
+
+    started = time.monotonic()
+    raw = consume(source, topic, partitions) + consume(target, remote, partitions)
+    raw_rate = raw / (time.monotonic() - started)
+
+    wall, report, jvm_peak = validate(source, target, topic, work)
+    kcat_s, kcat_diff = kcat_pipeline(source, target, topic, remote, work)
+    records = report["records_read"]
+    return {
+        "records_per_side": size,
+        "partitions": partitions,
+        "passed": report["passed"],
+        "records_compared": records,
+        "raw_consume_rec_s": int(raw_rate),
+        "validator_job_rec_s": report["records_per_s"],
+        "validator_job_s": report["duration_s"],
+        "validator_wall_s_with_jvm_start": round(wall, 1),
+        "validator_wall_rec_s": int(records / wall),
+        "ratio_job_vs_raw": round(report["records_per_s"] / raw_rate, 3),
+        "ratio_wall_vs_raw": round(records / wall / raw_rate, 3),
+        "driver_python_peak_rss_mb": report["driver_peak_rss_mb"],
+        "local_jvm_peak_rss_mb_driver_plus_executors": round(jvm_peak, 1),
+        "kcat_dump_sort_diff_s": round(kcat_s, 1) if kcat_s else None,
+        "kcat_rec_s": int(2 * size / kcat_s) if kcat_s else None,
+        "kcat_differing_lines": kcat_diff,
+        "client": report["client"],
+    }
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[200000, 1000000])
+    parser.add_argument("--partitions", type=int, default=8)
+    parser.add_argument("--net", type=int, default=int(os.environ.get("SANDBOX_NET", "50")))
+    parser.add_argument("--subnet", type=int, default=5, help="third octet of the primary (secondary: +1)")
+    args = parser.parse_args()
+    results = []
+    with tempfile.TemporaryDirectory(prefix="bench-validation-") as tmp:
+        work = Path(tmp)
+        state = api.up(work / "sandbox", provider="noida", net=args.net, subnet=args.subnet)
+        try:
+            for size in args.sizes:
+                results.append(measure(state, size, args.partitions, work))
+                print(json.dumps(results[-1]), flush=True)
+        finally:
+            api.down(work / "sandbox")
+    out = REPO / "bench" / "results"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "validation.json").write_text(json.dumps(results, indent=2))
+    print("\n%-10s %12s %12s %8s %10s %10s %12s %10s" % ("records", "raw rec/s", "job rec/s", "ratio", "wall rec/s", "py drv MB",
+                                                          "local JVM MB", "kcat rec/s"))
+    for row in results:
+        print("%-10d %12d %12d %8.3f %10d %10.1f %12.1f %10s" % (
+            row["records_per_side"], row["raw_consume_rec_s"], row["validator_job_rec_s"], row["ratio_job_vs_raw"],
+            row["validator_wall_rec_s"], row["driver_python_peak_rss_mb"], row["local_jvm_peak_rss_mb_driver_plus_executors"],
+            row["kcat_rec_s"]))
+
+
+if __name__ == "__main__":
+    main()
