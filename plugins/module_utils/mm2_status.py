@@ -49,46 +49,36 @@ def partition_lag(source_begin, source_end, target_begin, target_end, last_sync)
     return max(0, source_end - replicated_to)
 
 
-class TopicReader:
-    """Reads whole (small, compacted) internal topics or their tail through one connection's consumer."""
+class TopicFollower:
+    """Reads one topic once from its start (or its last `tail` records), then only what was appended since the last call.
 
-    def __init__(self, connection):
-        self.connection = connection
+    Polling while waiting re-reads nothing: offset-syncs and checkpoint topics of a long-running mirror are large.
+    """
+
+    def __init__(self, connection, topic, tail=None, timeout_s=30.0):
+        self.connection, self.topic, self.tail, self.timeout_s = connection, topic, tail, timeout_s
         self._consumer = None
+        self._partitions = []
 
-    def consumer(self):
+    def _start(self):
+        self._consumer = self.connection.consumer()
+        self._partitions = [TopicPartition(self.topic, p) for p in sorted(self._consumer.partitions_for_topic(self.topic) or [])]
+        self._consumer.assign(self._partitions)
+        begins, ends = self._consumer.beginning_offsets(self._partitions), self._consumer.end_offsets(self._partitions)
+        for tp in self._partitions:
+            self._consumer.seek(tp, begins[tp] if self.tail is None else max(begins[tp], ends[tp] - self.tail))
+
+    def new_records(self):
         if self._consumer is None:
-            self._consumer = self.connection.consumer()
-        return self._consumer
-
-    def partitions(self, topic):
-        parts = self.consumer().partitions_for_topic(topic)
-        return sorted(parts) if parts else []
-
-    def offsets(self, tps):
-        consumer = self.consumer()
-        return consumer.beginning_offsets(tps), consumer.end_offsets(tps)
-
-    def records(self, topic, tail=None, timeout_s=30.0):
-        parts = self.partitions(topic)
-        if not parts:
-            return []
-        tps = [TopicPartition(topic, p) for p in parts]
-        begins, ends = self.offsets(tps)
-        consumer = self.consumer()
-        consumer.assign(tps)
-        remaining = {}
-        for tp in tps:
-            start = begins[tp] if tail is None else max(begins[tp], ends[tp] - tail)
-            consumer.seek(tp, start)
-            if ends[tp] > start:
-                remaining[tp] = ends[tp]
-        out, deadline = [], time.monotonic() + timeout_s
+            self._start()
+        ends = self._consumer.end_offsets(self._partitions)
+        remaining = {tp for tp in self._partitions if self._consumer.position(tp) < ends[tp]}
+        out, deadline = [], time.monotonic() + self.timeout_s
         while remaining and time.monotonic() < deadline:
-            for tp, batch in consumer.poll(timeout_ms=500).items():
+            for tp, batch in self._consumer.poll(timeout_ms=500).items():
                 out.extend(batch)
-                if tp in remaining and consumer.position(tp) >= remaining[tp]:
-                    del remaining[tp]
+                if self._consumer.position(tp) >= ends[tp]:
+                    remaining.discard(tp)
         return out
 
 
@@ -96,85 +86,114 @@ def _decode_all(records, codec, problems, topic):
     decoded = []
     for record in records:
         try:
-            decoded.append((record, codec.decode(record.key, record.value)))
+            decoded.append(codec.decode(record.key, record.value))
         except MirrorRecordError as exc:
             problems.append("%s offset %d: %s" % (topic, record.offset, exc))
     return decoded
 
 
-def collect(source, target, flow, now_ms=None):
-    """Status of one flow; `source`/`target` are KafkaConnection objects, `flow` the module's options."""
-    policy, mirror_filter = flow["policy"], flow["filter"]
-    now_ms = int(time.time() * 1000) if now_ms is None else now_ms
-    source_reader, target_reader = TopicReader(source), TopicReader(target)
-    problems = []
-    # Topics are only read after checking they exist: a metadata request for a missing topic could auto-create it.
-    existing_source, existing_remote = set(source.admin().list_topics()), set(target.admin().list_topics())
-    on_source = flow["offset_syncs_topic_location"] == "source"
-    syncs_reader, syncs_existing = (source_reader, existing_source) if on_source else (target_reader, existing_remote)
-    syncs_topic = offset_syncs_topic(flow["target_alias"])
-    last_sync = {}
-    syncs_records = syncs_reader.records(syncs_topic) if syncs_topic in syncs_existing else []
-    for _record, sync in _decode_all(syncs_records, OffsetSync, problems, syncs_topic):
-        last_sync[(sync.topic, sync.partition)] = (sync.upstream_offset, sync.downstream_offset)
+class FlowStatus:
+    """What MirrorMaker 2 left on both clusters for one flow; read() can be called repeatedly and reads only what is new."""
 
-    topics = sorted(t for t in existing_source if mirror_filter.replicates_topic(t) and not mirror_filter.is_heartbeats(t))
-    source_tps = [TopicPartition(t, p) for t in topics for p in source_reader.partitions(t)]
-    remote_tps = [TopicPartition(policy.remote_topic(flow["source_alias"], tp.topic), tp.partition) for tp in source_tps]
-    remote_present = [tp for tp in remote_tps if tp.topic in existing_remote]
-    source_begin, source_end = source_reader.offsets(source_tps) if source_tps else ({}, {})
-    target_begin, target_end = target_reader.offsets(remote_present) if remote_present else ({}, {})
-    partitions = []
-    for tp, remote in zip(source_tps, remote_tps):
-        sync = last_sync.get((tp.topic, tp.partition))
-        t_begin, t_end = target_begin.get(remote, 0), target_end.get(remote, 0)
-        entry = {
-            "topic": tp.topic,
-            "remote_topic": remote.topic,
-            "partition": tp.partition,
-            "source_end_offset": source_end[tp],
-            "target_end_offset": t_end if remote.topic in existing_remote else None,
-            "last_offset_sync": {"upstream": sync[0], "downstream": sync[1]} if sync else None,
-            "lag": partition_lag(source_begin[tp], source_end[tp], t_begin, t_end, sync),
-            "has_records": source_end[tp] > source_begin[tp],
-        }
-        partitions.append(entry)
-        if remote.topic not in existing_remote:
-            problems.append("remote topic %s (of %s) does not exist on %s" % (remote.topic, tp.topic, flow["target_alias"]))
+    def __init__(self, source, target, flow):
+        self.source, self.target, self.flow = source, target, flow
+        self.policy, self.filter = flow["policy"], flow["filter"]
+        self.source_alias, self.target_alias = flow["source_alias"], flow["target_alias"]
+        self.syncs_topic = offset_syncs_topic(self.target_alias)
+        self.checkpoints_topic = checkpoints_topic(self.source_alias)
+        self.remote_heartbeats = self.policy.remote_topic(self.source_alias, heartbeats_topic())
+        self._followers = {}
+        self._offsets_consumers = {}
+        self.last_sync = {}
+        self.latest_checkpoints = {}
+        self.emitted_heartbeat_ms = None
+        self.replicated_heartbeat_ms = None
+        self.decode_problems = []
 
-    heartbeats = {"emitted_age_s": None, "replicated_age_s": None}
-    emitted_records = target_reader.records(heartbeats_topic(), tail=HEARTBEAT_TAIL) if heartbeats_topic() in existing_remote else []
-    emitted = _decode_all(emitted_records, Heartbeat, problems, heartbeats_topic())
-    ours = [beat.timestamp_ms for _r, beat in emitted if (beat.source_alias, beat.target_alias) == (flow["source_alias"], flow["target_alias"])]
-    if ours:
-        heartbeats["emitted_age_s"] = round(max(0, now_ms - max(ours)) / 1000.0, 3)
-    remote_heartbeats = policy.remote_topic(flow["source_alias"], heartbeats_topic())
-    replicated = target_reader.records(remote_heartbeats, tail=HEARTBEAT_TAIL) if remote_heartbeats in existing_remote else []
-    if replicated:
-        heartbeats["replicated_age_s"] = round(max(0, now_ms - max(r.timestamp for r in replicated)) / 1000.0, 3)
+    def _follow(self, side, topic, existing, tail=None):
+        """New records of a topic, or [] while it does not exist (a metadata request for it could auto-create it)."""
+        if topic not in existing:
+            return []
+        key = (side, topic)
+        if key not in self._followers:
+            self._followers[key] = TopicFollower(self.source if side == "source" else self.target, topic, tail)
+        return self._followers[key].new_records()
 
-    checkpoints = {}
-    cp_topic = checkpoints_topic(flow["source_alias"])
-    if cp_topic in existing_remote:
-        latest = {}
-        for _record, checkpoint in _decode_all(target_reader.records(cp_topic), Checkpoint, problems, cp_topic):
-            if mirror_filter.replicates_group(checkpoint.group):
-                latest[(checkpoint.group, checkpoint.topic, checkpoint.partition)] = checkpoint
-        for group, _topic, _partition in latest:
+    def _offsets(self, side, tps):
+        if not tps:
+            return {}, {}
+        if side not in self._offsets_consumers:
+            self._offsets_consumers[side] = (self.source if side == "source" else self.target).consumer()
+        consumer = self._offsets_consumers[side]
+        return consumer.beginning_offsets(tps), consumer.end_offsets(tps)
+
+    def _read_internal_topics(self, existing_source, existing_target):
+        on_source = self.flow["offset_syncs_topic_location"] == "source"
+        syncs = self._follow("source" if on_source else "target", self.syncs_topic, existing_source if on_source else existing_target)
+        for sync in _decode_all(syncs, OffsetSync, self.decode_problems, self.syncs_topic):
+            self.last_sync[(sync.topic, sync.partition)] = (sync.upstream_offset, sync.downstream_offset)
+        beats = self._follow("target", heartbeats_topic(), existing_target, tail=HEARTBEAT_TAIL)
+        ours = [beat.timestamp_ms for beat in _decode_all(beats, Heartbeat, self.decode_problems, heartbeats_topic())
+                if (beat.source_alias, beat.target_alias) == (self.source_alias, self.target_alias)]
+        if ours:
+            self.emitted_heartbeat_ms = max(ours + [self.emitted_heartbeat_ms or 0])
+        replicated = self._follow("target", self.remote_heartbeats, existing_target, tail=HEARTBEAT_TAIL)
+        if replicated:
+            self.replicated_heartbeat_ms = max([r.timestamp for r in replicated] + [self.replicated_heartbeat_ms or 0])
+        records = self._follow("target", self.checkpoints_topic, existing_target)
+        for checkpoint in _decode_all(records, Checkpoint, self.decode_problems, self.checkpoints_topic):
+            if self.filter.replicates_group(checkpoint.group):
+                self.latest_checkpoints[(checkpoint.group, checkpoint.topic, checkpoint.partition)] = checkpoint
+
+    def read(self, now_ms=None):
+        now_ms = int(time.time() * 1000) if now_ms is None else now_ms
+        existing_source, existing_target = set(self.source.admin().list_topics()), set(self.target.admin().list_topics())
+        self._read_internal_topics(existing_source, existing_target)
+        topics = sorted(t for t in existing_source if self.filter.replicates_topic(t) and not self.filter.is_heartbeats(t))
+        partition_counts = self.source.admin().describe_topics(topics) if topics else []
+        source_tps = [TopicPartition(t["name"], p["partition_index"]) for t in partition_counts if not t.get("error_code")
+                      for p in t["partitions"]]
+        source_tps.sort()
+        remote_tps = [TopicPartition(self.policy.remote_topic(self.source_alias, tp.topic), tp.partition) for tp in source_tps]
+        present = [tp for tp in remote_tps if tp.topic in existing_target]
+        source_begin, source_end = self._offsets("source", source_tps)
+        target_begin, target_end = self._offsets("target", present)
+        problems = list(self.decode_problems)
+        partitions = []
+        for tp, remote in zip(source_tps, remote_tps):
+            sync = self.last_sync.get((tp.topic, tp.partition))
+            exists = remote.topic in existing_target
+            partitions.append({
+                "topic": tp.topic,
+                "remote_topic": remote.topic,
+                "partition": tp.partition,
+                "source_end_offset": source_end[tp],
+                "target_end_offset": target_end.get(remote) if exists else None,
+                "last_offset_sync": {"upstream": sync[0], "downstream": sync[1]} if sync else None,
+                "lag": partition_lag(source_begin[tp], source_end[tp], target_begin.get(remote, 0), target_end.get(remote, 0), sync),
+                "has_records": source_end[tp] > source_begin[tp],
+            })
+        for topic in sorted({remote.topic for remote in remote_tps if remote.topic not in existing_target}):
+            problems.append("remote topic %s (of %s) does not exist on %s" % (topic, self.policy.upstream_topic(topic), self.target_alias))
+        checkpoints = {}
+        for group, _topic, _partition in self.latest_checkpoints:
             checkpoints[group] = checkpoints.get(group, 0) + 1
 
-    lags = [p["lag"] for p in partitions]
-    return {
-        "flow": "%s->%s" % (flow["source_alias"], flow["target_alias"]),
-        "partitions": partitions,
-        "topics": sorted({p["topic"] for p in partitions}),
-        "lag_total": sum(lags),
-        "lag_max": max(lags) if lags else 0,
-        "heartbeats": heartbeats,
-        "checkpoints": checkpoints,
-        "offset_syncs_topic": syncs_topic,
-        "problems": problems,
-    }
+        def age(timestamp_ms):
+            return None if timestamp_ms is None else round(max(0, now_ms - timestamp_ms) / 1000.0, 3)
+
+        lags = [p["lag"] for p in partitions]
+        return {
+            "flow": "%s->%s" % (self.source_alias, self.target_alias),
+            "partitions": partitions,
+            "topics": topics,
+            "lag_total": sum(lags),
+            "lag_max": max(lags) if lags else 0,
+            "heartbeats": {"emitted_age_s": age(self.emitted_heartbeat_ms), "replicated_age_s": age(self.replicated_heartbeat_ms)},
+            "checkpoints": checkpoints,
+            "offset_syncs_topic": self.syncs_topic,
+            "problems": problems,
+        }
 
 
 def unmet_conditions(status, wait_for, max_lag, max_heartbeat_age_s):
@@ -233,7 +252,7 @@ def _validated_source(params, no_log_values):
 
 
 def flow_options(params):
-    """The flow description collect() needs, validated before any connection is made."""
+    """The flow description FlowStatus needs, validated before any connection is made."""
     errors = []
     for name in ("source_alias", "target_alias"):
         if not params[name].strip():
@@ -264,9 +283,7 @@ def run_status(params, connection_factory, no_log_values):
     flow = flow_options(params)
     wait_for = params["wait_for"] if params["wait"] else []
     with connection_factory(source_params) as source, connection_factory(params) as target:
-        def read():
-            return collect(source, target, flow)
-
+        read = FlowStatus(source, target, flow).read
         if params["wait"]:
             status, unmet, progress = wait_until_healthy(read, wait_for, params["max_lag"], params["max_heartbeat_age"],
                                                          params["timeout"], params["poll_interval"])

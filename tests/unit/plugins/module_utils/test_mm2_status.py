@@ -129,3 +129,111 @@ def test_flow_options_build_policy_and_filter():
     default = flow_options(params())["filter"]
     assert default.replicates_topic("tertiary.orders")
     assert not default.replicates_topic("secondary.orders")  # would go back where it came from
+
+
+# A tiny in-memory cluster behind the KafkaConnection interface FlowStatus uses (admin() and consumer()).
+class FakeRecord:
+    def __init__(self, offset, key, value, timestamp=0):
+        self.offset, self.key, self.value, self.timestamp = offset, key, value, timestamp
+
+
+class FakeConsumer:
+    def __init__(self, cluster):
+        self.cluster, self.positions, self.fetched = cluster, {}, 0
+
+    def partitions_for_topic(self, topic):
+        return set(range(len(self.cluster.topics[topic]))) if topic in self.cluster.topics else None
+
+    def assign(self, tps):
+        self.positions = {tp: 0 for tp in tps}
+
+    def beginning_offsets(self, tps):
+        return {tp: 0 for tp in tps}
+
+    def end_offsets(self, tps):
+        return {tp: len(self.cluster.topics[tp.topic][tp.partition]) for tp in tps}
+
+    def seek(self, tp, offset):
+        self.positions[tp] = offset
+
+    def position(self, tp):
+        return self.positions[tp]
+
+    def poll(self, timeout_ms=0):
+        out = {}
+        for tp, position in self.positions.items():
+            batch = self.cluster.topics[tp.topic][tp.partition][position:]
+            if batch:
+                out[tp] = batch
+                self.positions[tp] = position + len(batch)
+                self.fetched += len(batch)
+        return out
+
+
+class FakeAdmin:
+    def __init__(self, cluster):
+        self.cluster = cluster
+
+    def list_topics(self):
+        return list(self.cluster.topics)
+
+    def describe_topics(self, names):
+        return [{"name": n, "error_code": 0, "partitions": [{"partition_index": p} for p in range(len(self.cluster.topics[n]))]} for n in names]
+
+
+class FakeCluster:
+    def __init__(self, topics):
+        self.topics = topics
+        self.consumers = []
+
+    def admin(self):
+        return FakeAdmin(self)
+
+    def consumer(self):
+        self.consumers.append(FakeConsumer(self))
+        return self.consumers[-1]
+
+    def append(self, topic, partition, key, value, timestamp=0):
+        records = self.topics.setdefault(topic, [[]])[partition]
+        records.append(FakeRecord(len(records), key, value, timestamp))
+
+
+def test_flow_status_reads_internal_topics_once_and_then_only_new_records():
+    from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_records import Checkpoint, Heartbeat, OffsetSync
+    from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_status import FlowStatus
+
+    source = FakeCluster({"orders": [[FakeRecord(i, b"k", b"v") for i in range(10)]]})
+    target = FakeCluster({"primary.orders": [[FakeRecord(i, b"k", b"v") for i in range(7)]]})
+    for sync in (OffsetSync("orders", 0, 0, 0), OffsetSync("orders", 0, 5, 5)):
+        source.append("mm2-offset-syncs.secondary.internal", 0, sync.encode_key(), sync.encode_value())
+    beat = Heartbeat("primary", "secondary", 10_000)
+    target.append("heartbeats", 0, beat.encode_key(), beat.encode_value())
+    checkpoint = Checkpoint("app", "primary.orders", 0, 5, 5, "")
+    target.append("primary.checkpoints.internal", 0, checkpoint.encode_key(), checkpoint.encode_value())
+    target.append("primary.checkpoints.internal", 0, checkpoint.encode_key(), checkpoint.encode_value())  # same key again
+    target.append("primary.checkpoints.internal", 0, b"\x00", b"\x00")  # garbage is reported, not fatal
+
+    status = FlowStatus(source, target, flow_options(params()))
+    first = status.read(now_ms=12_500)
+    assert first["partitions"][0]["lag"] == 3 and first["partitions"][0]["last_offset_sync"] == {"upstream": 5, "downstream": 5}
+    assert first["heartbeats"] == {"emitted_age_s": 2.5, "replicated_age_s": None}
+    assert first["checkpoints"] == {"app": 1}
+    assert any("primary.checkpoints.internal offset 2" in problem for problem in first["problems"])
+    fetched = sum(c.fetched for c in source.consumers + target.consumers)
+
+    for offset in range(7, 10):
+        target.append("primary.orders", 0, b"k", b"v")
+    second = status.read(now_ms=13_000)
+    assert second["lag_total"] == 0
+    # Nothing of the internal topics was fetched again; only offsets were asked for.
+    assert sum(c.fetched for c in source.consumers + target.consumers) == fetched
+
+
+def test_flow_status_reports_missing_remote_topic_once():
+    from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_status import FlowStatus
+
+    source = FakeCluster({"orders": [[FakeRecord(0, b"k", b"v")], [FakeRecord(0, b"k", b"v")]]})
+    result = FlowStatus(source, FakeCluster({}), flow_options(params())).read()
+    assert result["problems"] == ["remote topic primary.orders (of orders) does not exist on secondary"]
+    assert [p["lag"] for p in result["partitions"]] == [1, 1]
+    assert all(p["target_end_offset"] is None for p in result["partitions"])
