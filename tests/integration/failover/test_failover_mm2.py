@@ -75,6 +75,8 @@ def deployed(sandbox):
     mm_vars = yaml.safe_load(inventory.read_text())["all"]["children"]["mirrormaker"]["vars"]
     supervisorctl = shlex.split(mm_vars["mirrormaker2_supervisorctl"])
     program_file = Path(mm_vars["mirrormaker2_supervisor_conf_dir"]) / f"{PROGRAM}.conf"
+    config_dir = Path(mm_vars["mirrormaker2_config_dir"])
+    before = set(config_dir.rglob("*")) if config_dir.exists() else set()
     primary = sandbox["clusters"][SOURCE]["bootstrap_servers"]
     ensure_topic(primary, TOPIC, 2)
     producer = KafkaProducer(bootstrap_servers=primary, api_version=NOIDA_API, linger_ms=5)
@@ -97,6 +99,13 @@ def deployed(sandbox):
         if program_file.exists():
             program_file.unlink()
         subprocess.run(supervisorctl + ["update"], capture_output=True, check=False)
+        # And the files the role rendered: later tests on the session's sandbox (tests/integration/mirrormaker2) expect none.
+        created = (set(config_dir.rglob("*")) if config_dir.exists() else set()) - before
+        for path in sorted(created, key=lambda p: len(p.parts), reverse=True):
+            if path.is_dir():
+                path.rmdir()
+            else:
+                path.unlink()
 
 
 def test_failover_after_mirrormaker2(deployed):
