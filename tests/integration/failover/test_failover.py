@@ -130,6 +130,11 @@ def test_kafka_mirror_offsets_module_contract(mirrored):
     planned = run_module("kafka_mirror_offsets", offsets_args(state, apply=True, groups=["fo-probe-none"]), check=True, diff=True)
     assert not planned.get("failed") and not planned["changed"] and planned["offsets"] == []
 
+    secret = "S3cret-not-to-be-printed"
+    source = dict(bootstrap_servers=[bootstrap(state, SOURCE)], api_version="2.7", sasl_plain_password=secret)
+    masked = run_module("kafka_mirror_offsets", offsets_args(state, source=source, groups=["fo-probe-none"], verify=False))
+    assert not masked.get("failed") and secret not in json.dumps(masked)
+
     # A consumer group name that matches nothing on either cluster is reported as an empty plan; fo-app itself is committed by the role test.
     plan = run_module("kafka_mirror_offsets", offsets_args(state, apply=True), check=True, diff=True)
     assert plan["changed"] and not plan.get("failed"), plan.get("msg")
