@@ -28,6 +28,7 @@ def hosts_sync(state, **role_vars):
     return run_tasks([task], hosts="secondary_kafka", inventory=inventory(state))
 
 
+@pytest.mark.tansu
 def test_unresolvable_advertised_host_then_hosts_sync(sandbox_tansu):
     state = sandbox_tansu
     primary_fqdn = next(n["name"] for n in state["clusters"]["primary"]["nodes"] if n["short"] == "wn0-primar")
