@@ -51,6 +51,8 @@ def build_inventory(state: dict, supervisorctl: list) -> dict:
             "mirrormaker2_user": getpass.getuser(),
             "mirrormaker2_group": grp.getgrgid(os.getgid()).gr_name,
             "mirrormaker2_create_user": False,
+            # Spark resolves the machine's hostname at start; the node's hosts file knows only the cluster's names.
+            "mirror_validation_environment": {"SPARK_LOCAL_IP": mirrormaker["ip"]},
         },
     }
     return {"all": {"vars": {"mirror_source_alias": SOURCE_ALIAS, "mirror_target_alias": TARGET_ALIAS}, "children": groups}}
