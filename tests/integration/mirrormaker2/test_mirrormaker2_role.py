@@ -227,6 +227,33 @@ def test_group_offsets_are_checkpointed_and_synced(mirror):
     assert status["lag_total"] == 0
 
 
+def test_group_offsets_not_synced_while_the_group_is_active_on_the_target(mirror):
+    from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
+    from kafka.structs import OffsetAndMetadata
+
+    remote = TopicPartition("primary.mm2t-orders", 0)
+    # One member only: noida-db breaks with two consumers in one group (reference/test-brokers.md).
+    active = KafkaConsumer(bootstrap_servers=mirror.secondary, group_id="mm2t-active", enable_auto_commit=False,
+                           api_version=kafka_io.API_VERSION, receive_message_max_bytes=kafka_io.RECEIVE_MAX)
+    admin = KafkaAdminClient(bootstrap_servers=mirror.secondary, api_version=kafka_io.API_VERSION)
+    try:
+        active.subscribe(["primary.mm2t-orders"])
+        assert kafka_io.wait_for(lambda: active.poll(timeout_ms=500) is not None and active.assignment(), 30), "the consumer did not join"
+        active.commit({remote: OffsetAndMetadata(5, "", -1)})
+        upstream = KafkaConsumer(bootstrap_servers=mirror.primary, group_id="mm2t-active", enable_auto_commit=False, api_version=kafka_io.API_VERSION)
+        upstream.commit({TopicPartition("mm2t-orders", 0): OffsetAndMetadata(202, "", -1)})
+        upstream.close()
+        time.sleep(8)  # several checkpoint and group-sync intervals (2 s)
+        active.poll(timeout_ms=100)  # stay a live member
+        offsets = admin.list_group_offsets({"mm2t-active": [remote]})["mm2t-active"]
+        assert offsets[remote].offset == 5, "MirrorMaker moved the offsets of a group that is consuming on the target"
+        # The broker would refuse the commit anyway; MirrorMaker must not even try (its log says why it skipped).
+        assert "not syncing offsets of mm2t-active: it is Stable" in mirror.log.read_text()
+    finally:
+        active.close()
+        admin.close()
+
+
 def test_replication_lag_measured(mirror, record_property):
     count = 20000
     before = sum(kafka_io.end_offsets(mirror.secondary, "primary.mm2t-orders").values())
