@@ -1,0 +1,44 @@
+"""The collection as users get it: the galaxy tarball holds no local state, and every module and role documents itself."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from ansible_runner import REPO, ansible_env
+
+BIN = Path(sys.executable).parent
+JUNK = (".venv/", ".sandbox", ".git/", "__pycache__", ".pyc", "tests/output/", "collections/", ".ansible/", "reports/", ".pytest_cache")
+MODULES = sorted(p.stem for p in (REPO / "plugins" / "modules").glob("*.py"))
+ROLES = sorted(p.name for p in (REPO / "roles").iterdir() if p.is_dir())
+
+
+def test_galaxy_build_has_no_local_state(tmp_path):
+    subprocess.run([str(BIN / "ansible-galaxy"), "collection", "build", "--output-path", str(tmp_path), str(REPO)],
+                   check=True, capture_output=True, env=ansible_env())
+    (tarball,) = tmp_path.glob("kafkaops-mirror-*.tar.gz")
+    with tarfile.open(tarball) as archive:
+        names = archive.getnames()
+    assert "plugins/modules/kafka_topic.py" in names
+    assert "roles/mirrormaker2/meta/argument_specs.yml" in names
+    junk = [name for name in names if any(marker in name for marker in JUNK)]
+    assert not junk, f"local state in the galaxy tarball: {junk[:20]}"
+
+
+@pytest.mark.parametrize("module", MODULES)
+def test_ansible_doc_renders_module(module):
+    proc = subprocess.run([str(BIN / "ansible-doc"), "-t", "module", f"kafkaops.mirror.{module}"],
+                          capture_output=True, text=True, env=ansible_env(), check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert "EXAMPLES" in proc.stdout and "RETURN VALUES" in proc.stdout
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_ansible_doc_renders_role(role):
+    proc = subprocess.run([str(BIN / "ansible-doc"), "-t", "role", f"kafkaops.mirror.{role}"],
+                          capture_output=True, text=True, env=ansible_env(), check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert "ENTRY POINT:" in proc.stdout and "main" in proc.stdout
