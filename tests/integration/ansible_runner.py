@@ -55,6 +55,7 @@ def ansible_env(extra: dict | None = None) -> dict:
     env = dict(os.environ)
     env.update(
         {
+            "PATH": os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")]),
             "ANSIBLE_COLLECTIONS_PATH": collections_path(),
             "ANSIBLE_CALLBACK_PLUGINS": str(CALLBACKS),
             "ANSIBLE_CALLBACKS_ENABLED": "record_results",
