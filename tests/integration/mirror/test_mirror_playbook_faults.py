@@ -1,0 +1,99 @@
+"""playbooks/mirror.yml with bad input and faults: it stops where the problem is, says what and where,
+and changes nothing after that point (read back with independent clients and plain file reads)."""
+from __future__ import annotations
+
+import json
+import urllib.request
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ansible_runner import REPO, run_playbook
+from sandbox import api
+from sandbox.seed import seed
+
+from conftest import make_kafka_admin
+
+pytestmark = pytest.mark.integration
+
+MIRROR = REPO / "playbooks" / "mirror.yml"
+SUBNET = 7  # a throwaway sandbox of its own: these tests break and reconfigure it
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory, sandbox_net):
+    directory = tmp_path_factory.mktemp("mirror-faults")
+    state = api.up(directory, provider="noida", net=sandbox_net, subnet=SUBNET)
+    try:
+        seed(directory)
+        yield state
+    finally:
+        api.down(directory)
+
+
+def target_hosts_files(state):
+    return {node["name"]: Path(node["hosts_file"]).read_bytes() for node in state["clusters"]["secondary"]["nodes"]}
+
+
+def failed_task(play):
+    failures = [t for t in play.tasks if t["status"] == "failed"]
+    assert failures, f"nothing failed:\n{play.stdout[-3000:]}"
+    return failures[-1]  # the one that stopped the play (earlier ones may have been rescued)
+
+
+def test_missing_inventory_variable_fails_in_preflight_naming_it(lab, tmp_path):
+    inventory = yaml.safe_load((Path(lab["dir"]) / "inventory.yml").read_text())
+    del inventory["all"]["children"]["secondary_kafka"]["vars"]["kafka_bootstrap_servers"]
+    broken = tmp_path / "inventory.yml"
+    broken.write_text(yaml.safe_dump(inventory))
+    before = target_hosts_files(lab)
+
+    play = run_playbook(MIRROR, inventory=broken)
+
+    assert play.failed
+    failure = failed_task(play)
+    assert failure["action"] == "ansible.builtin.assert" and "preflight" in play.stdout.split("fatal:")[0].rsplit("TASK [", 1)[1]
+    assert "kafka_bootstrap_servers" in failure["result"]["msg"]
+    assert target_hosts_files(lab) == before, "a stage after preflight ran"
+
+
+def test_secondary_ambari_down_stops_at_ambari_kafka(lab):
+    secondary_ambari = lab["clusters"]["secondary"]["ambari"]["url"]
+    request = urllib.request.Request(f"{secondary_ambari}/_sandbox/faults", data=json.dumps({"http_status": 503, "count": 1000}).encode(),
+                                     method="POST", headers={"Content-Type": "application/json"})
+    urllib.request.urlopen(request, timeout=10).close()
+    try:
+        play = run_playbook(MIRROR, inventory=Path(lab["dir"]) / "inventory.yml", extra_vars={"mirrormaker2_health_timeout": 30})
+    finally:
+        urllib.request.urlopen(urllib.request.Request(f"{secondary_ambari}/_sandbox/faults", method="DELETE"), timeout=10).close()
+
+    assert play.failed
+    failure = failed_task(play)
+    assert failure["action"] == "kafkaops.mirror.ambari_config"
+    assert secondary_ambari in failure["result"]["msg"]
+    later_stages = {"kafkaops.mirror.kafka_topic", "kafkaops.mirror.kafka_mirror_status", "ansible.builtin.template"}
+    assert not [t["task"] for t in play.tasks if t["action"] in later_stages]
+    admin = make_kafka_admin(lab, "secondary")
+    try:
+        assert not [t for t in admin.list_topics() if t.startswith("primary.")], "topics were created on the target after the failure"
+    finally:
+        admin.close()
+    assert not list((Path(lab["dir"]) / "mirrormaker2").iterdir()), "the mirrormaker2 stage wrote files after the failure"
+    assert not (Path(lab["dir"]) / "supervisor" / "conf.d" / "kafka-mirrormaker2.conf").exists(), "a MirrorMaker program was installed"
+
+
+def test_mirrormaker_that_cannot_start_shows_its_log(lab, tmp_path):
+    broken_home = tmp_path / "kafka"
+    script = broken_home / "bin" / "connect-mirror-maker.sh"
+    script.parent.mkdir(parents=True)
+    script.write_text("#!/bin/sh\necho 'Error: Could not find or load main class org.apache.kafka.connect.mirror.MirrorMaker' >&2\nexit 1\n")
+    script.chmod(0o755)
+
+    play = run_playbook(MIRROR, inventory=Path(lab["dir"]) / "inventory.yml", tags="mirrormaker2",
+                        extra_vars={"mirrormaker2_kafka_home": str(broken_home), "mirrormaker2_health_timeout": 20,
+                                    "mirrormaker2_config_dir": str(tmp_path / "mm2")})
+
+    assert play.failed
+    failure = failed_task(play)
+    assert "Could not find or load main class" in json.dumps(failure["result"]), (failure["task"], failure["result"])
