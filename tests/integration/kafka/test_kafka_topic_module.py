@@ -91,6 +91,13 @@ def test_delete_and_internal_topics_are_protected(target):
     assert "topics[0] ('heartbeats'): is a Kafka or MirrorMaker 2 internal topic; set allow_internal=true" in refused["msg"]
     assert "topics[1] ('__consumer_offsets')" in refused["msg"]
 
+    internal = f"mm2-offsets.{target.unique('test')}.internal"
+    target.run("kafka_topic", dict(broker_checks(target), name=internal, partitions=1))
+    assert target.run("kafka_topic", dict(name=internal, state="absent"))["failed"]
+    assert internal in target.topics()
+    assert target.run("kafka_topic", dict(name=internal, state="absent", allow_internal=True))["deleted"] == [internal]
+    assert internal not in target.topics()
+
 
 def test_bad_batch_names_every_bad_entry_and_changes_nothing(target):
     good, existing = target.unique("good"), target.unique("existing")
