@@ -211,8 +211,8 @@ def main():
     out = REPO / "bench" / "results"
     out.mkdir(parents=True, exist_ok=True)
     (out / "validation.json").write_text(json.dumps(results, indent=2))
-    print("\n%-10s %12s %12s %8s %10s %10s %12s %10s" % ("records", "raw rec/s", "job rec/s", "ratio", "wall rec/s", "py drv MB",
-                                                          "local JVM MB", "kcat rec/s"))
+    header = ("records", "raw rec/s", "job rec/s", "ratio", "wall rec/s", "py drv MB", "local JVM MB", "kcat rec/s")
+    print("\n%-10s %12s %12s %8s %10s %10s %12s %10s" % header)
     for row in results:
         print("%-10d %12d %12d %8.3f %10d %10.1f %12.1f %10s" % (
             row["records_per_side"], row["raw_consume_rec_s"], row["validator_job_rec_s"], row["ratio_job_vs_raw"],

@@ -13,8 +13,9 @@ from conftest import COMBINED_ARGUMENTS, comparable, scenario_regex
 from spark_standalone import MASTER_IP, standalone_cluster
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
-SUMMARY = "Show the validation summary"
-VERDICT = "Fail when the mirror has defects or could not be validated"
+ROLE = "kafkaops.mirror.mirror_validation : "
+SUMMARY = ROLE + "Show the validation summary"
+VERDICT = ROLE + "Fail when the mirror has defects or could not be validated"
 
 
 def run_role(sandbox, tmp_path, check=False, **variables):
@@ -73,12 +74,12 @@ def test_defects_fail_the_play_with_the_reason(sandbox, mirrors, tmp_path):
 def test_bad_settings_fail_before_anything_runs(sandbox, tmp_path):
     play = run_role(sandbox, tmp_path, mirror_validation_target_connection={"bootstrap": "127.50.2.10:9092"})
     assert play.failed
-    assert "connection keys" in play.task("Check the settings before anything runs")["msg"]
+    assert "connection keys" in play.task(ROLE + "Check the settings before anything runs")["msg"]
     assert not (tmp_path / "host-work").exists() and not (tmp_path / "controller-reports").exists()
 
 
 def test_check_mode_changes_nothing(sandbox, mirrors, tmp_path):
     play = run_role(sandbox, tmp_path, check=True, mirror_validation_topics=scenario_regex(mirrors, "clean"))
     assert not play.failed, play.stdout[-3000:]
-    assert play.task("Create the job and report directories")["changed"]
+    assert play.task(ROLE + "Create the job and report directories")["changed"]
     assert not (tmp_path / "host-work").exists() and not (tmp_path / "controller-reports").exists()

@@ -15,7 +15,7 @@ def partitions_behind(pairs, target_offsets, latest_syncs):
     """
     behind = []
     for pair in pairs:
-        for partition, (_, source_end) in sorted(pair.source_offsets.items()):
+        for partition, (_begin, source_end) in sorted(pair.source_offsets.items()):
             sync = latest_syncs.get((pair.index, partition))
             if sync is None:
                 continue

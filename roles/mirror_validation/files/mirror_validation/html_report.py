@@ -28,9 +28,9 @@ def partition_chart(partitions, bar_width=14, height=160):
         target_color = _DEFECT_COLOR if entry.get("defects") else _TARGET_COLOR
         for offset, count, color, label in ((0, entry["source_count"], _SOURCE_COLOR, "source"),
                                             (bar_width, entry["target_count"], target_color, "target")):
-            bar = int(round(height * count / peak))
+            bar_height = int(round(height * count / peak))
             parts.append('<rect x="%d" y="%d" width="%d" height="%d" fill="%s"><title>partition %d %s: %d records%s</title></rect>'
-                         % (x + offset, height - bar, bar_width - 1, bar, color, entry["partition"], label, count,
+                         % (x + offset, height - bar_height, bar_width - 1, bar_height, color, entry["partition"], label, count,
                             ("; defects: " + ", ".join(entry["defects"])) if entry.get("defects") else ""))
         parts.append('<text x="%d" y="%d" font-size="11" text-anchor="middle">%d</text>' % (x + bar_width, height + 14, entry["partition"]))
     parts.append('<text x="0" y="10" font-size="10">%d</text>' % peak)

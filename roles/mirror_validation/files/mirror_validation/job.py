@@ -69,6 +69,7 @@ class _Run:
         self.checks = {}
         self.syncs = None
         self.checkpoints = None
+        self.timings = {}
 
     def _task_budget(self):
         return self.options.task_records or self.options.slice_records
@@ -141,7 +142,12 @@ class _Run:
             slices += slice_partitions(TARGET, pair.index, pair.target_topic, pair.target_offsets, self.options.slice_records, pair.with_timestamp)
         bounds = self.spark.createDataFrame([row for pair in live for row in pair.bounds()], BOUNDS_SCHEMA)
         tasks = pack(slices, self._task_budget())
+        started = time.monotonic()
         records = read_fingerprints(self.spark, self.settings, tasks).persist(StorageLevel.MEMORY_AND_DISK)
+        records.count()  # materialize once: the reading time is reported apart from the comparison
+        self.timings["read_s"] = round(time.monotonic() - started, 3)
+        self.timings["read_tasks"] = len(tasks)
+        started = time.monotonic()
         classified = compare.match_copies(records).transform(lambda matched: compare.classify(matched, bounds))
         classified = classified.persist(StorageLevel.MEMORY_AND_DISK)
         violations = compare.order_violations(classified).persist(StorageLevel.MEMORY_AND_DISK)
@@ -165,6 +171,7 @@ class _Run:
             if self.checkpoints is not None:
                 checkpoint_rows = [row.asDict() for row in mm2_checks.checkpoint_results(classified, self.checkpoints, bounds).collect()]
         finally:
+            self.timings["compare_s"] = round(time.monotonic() - started, 3)
             for frame in (violations, classified, records) + ((self.syncs,) if self.syncs is not None else ()):
                 frame.unpersist()
         return self._entries(counts, samples, misplaced, anchors, checkpoint_rows)
@@ -205,6 +212,7 @@ def run(spark, options):
         with open_reader(options.source, options.client, options.read_timeout_s) as source_reader, \
                 open_reader(options.target, options.client, options.read_timeout_s) as target_reader:
             state.prepare(source_reader, target_reader)
+        state.timings["prepare_s"] = round(time.monotonic() - clock, 3)
         try:
             topics, groups = state.compare()
         except ValidationUnavailable:
@@ -234,6 +242,7 @@ def run(spark, options):
         "target_bootstrap": options.target.bootstrap_servers,
         "thresholds": {"max_duplicate_ratio": options.max_duplicate_ratio},
         "checks": state.checks,
+        "timings": state.timings,
         # ru_maxrss is in KiB on Linux: the driver's Python process, which never holds records.
         "driver_peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, 1),
         "topics": topics,

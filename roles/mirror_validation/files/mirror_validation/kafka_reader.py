@@ -137,7 +137,9 @@ class ConfluentReader(_Reader):
         last_progress = time.monotonic()
         try:
             while True:
-                messages = self._consumer.consume(num_messages=_POLL_BATCH, timeout=1.0)
+                # consume() waits until it has num_messages or the timeout passed: never ask beyond the range end
+                # (+1 for the end-of-partition event), or every range would end with a full timeout.
+                messages = self._consumer.consume(num_messages=min(_POLL_BATCH, end - position + 1), timeout=1.0)
                 if not messages:
                     if time.monotonic() - last_progress > self.timeout_s:
                         raise self._stalled(topic, partition, position, end)

@@ -91,8 +91,8 @@ def summary_message(topics, error=None):
             for entry in topic["partitions"]:
                 for name in entry["defects"]:
                     counts[name] = counts.get(name, 0) + entry[name]
-        parts.append("defects in %s: %s" % (", ".join(t["source_topic"] for t in defective),
-                                             ", ".join("%s %d" % item for item in sorted(counts.items()))))
+        topics_with_defects = ", ".join(t["source_topic"] for t in defective)
+        parts.append("defects in %s: %s" % (topics_with_defects, ", ".join("%s %d" % item for item in sorted(counts.items()))))
     if missing_targets:
         parts.append("target topic(s) missing: %s" % ", ".join(missing_targets))
     if error:

@@ -99,7 +99,7 @@ def _decoded(settings, slices, decode):
 def read_offset_syncs(spark, settings, tasks, pair_of_source_topic):
     """DataFrame(pair, partition, upstream, downstream) of the offset syncs of validated topics."""
     def rows(part):
-        for sync, _ in _decoded(settings, part, decode_offset_sync):
+        for sync, _record_offset in _decoded(settings, part, decode_offset_sync):
             if sync.topic in pair_of_source_topic:
                 yield (pair_of_source_topic[sync.topic], sync.partition, sync.upstream_offset, sync.downstream_offset)
 
