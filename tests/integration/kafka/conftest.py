@@ -55,7 +55,7 @@ def target_for(state: dict, alias: str) -> KafkaTarget:
     return KafkaTarget(state["provider"], alias, cluster["bootstrap_servers"], python, state)
 
 
-@pytest.fixture(params=["noida", "tansu"])
+@pytest.fixture(params=["noida", pytest.param("tansu", marks=pytest.mark.tansu)])
 def provider_state(request):
     return request.getfixturevalue("sandbox" if request.param == "noida" else "sandbox_tansu")
 
