@@ -235,7 +235,8 @@ deleted:
 changes:
   description:
     - Per changed topic, the action (V(create), V(update), V(delete)) and the relevant state before and after
-      (partitions, replication factor, the config keys that change). V(null) for a side that does not exist.
+      (partitions, replication factor, the config keys that change). V(null) for a side that does not exist;
+      a V(null) partitions or replication_factor of a new topic means the broker default.
   returned: always
   type: dict
   sample:
