@@ -36,7 +36,8 @@ CLIENT = {"receive.message.max.bytes": RECEIVE_MAX_BYTES, "fetch.max.bytes": REC
 
 
 def create_topic(bootstrap, topic, partitions):
-    for future in AdminClient({"bootstrap.servers": bootstrap}).create_topics([NewTopic(topic, partitions, 1)], operation_timeout=30).values():
+    admin = AdminClient({"bootstrap.servers": bootstrap})  # keep it alive until the futures resolve
+    for future in admin.create_topics([NewTopic(topic, partitions, 1)], operation_timeout=30).values():
         future.result()
 
 
@@ -188,6 +189,7 @@ def measure(state, size, partitions, work):
         "kcat_rec_s": int(2 * size / kcat_s) if kcat_s else None,
         "kcat_differing_lines": kcat_diff,
         "client": report["client"],
+        "job_timings": report.get("timings", {}),
     }
 
 

@@ -151,22 +151,10 @@ class _Run:
         classified = compare.match_copies(records).transform(lambda matched: compare.classify(matched, bounds))
         classified = classified.persist(StorageLevel.MEMORY_AND_DISK)
         violations = compare.order_violations(classified).persist(StorageLevel.MEMORY_AND_DISK)
-        limit = self.options.sample_limit
         try:
             counts = _by_partition(compare.partition_counts(classified, violations, bounds).collect())
-            samples = {}
-            for row in compare.defect_samples(classified, violations, limit).collect():
-                samples.setdefault((row["pair"], row["partition"]), {})[row["kind"]] = list(row["offsets"])
-            misplaced = {}
-            for row in compare.misplaced_samples(classified, limit).collect():
-                misplaced.setdefault((row["pair"], row["source_partition"]), []).append(
-                    {"source_offset": row["source_offset"], "target_partition": row["target_partition"], "target_offset": row["target_offset"]})
-            anchors = {}
-            if self.syncs is not None:
-                for row in mm2_checks.anchor_counts(mm2_checks.anchor_results(records, self.syncs, bounds), limit).collect():
-                    entry = row.asDict()
-                    entry["mismatch_samples"] = [sample.asDict() for sample in (row["mismatch_samples"] or [])]
-                    anchors[(row["pair"], row["partition"])] = entry
+            samples, misplaced = self._samples(classified, violations, counts)
+            anchors = self._anchors(records, bounds)
             checkpoint_rows = []
             if self.checkpoints is not None:
                 checkpoint_rows = [row.asDict() for row in mm2_checks.checkpoint_results(classified, self.checkpoints, bounds).collect()]
@@ -175,6 +163,33 @@ class _Run:
             for frame in (violations, classified, records) + ((self.syncs,) if self.syncs is not None else ()):
                 frame.unpersist()
         return self._entries(counts, samples, misplaced, anchors, checkpoint_rows)
+
+    def _samples(self, classified, violations, counts):
+        """First offsets per defect kind, and misplaced records; each costs Spark jobs, so only when the counts show defects."""
+        limit = self.options.sample_limit
+        samples, misplaced = {}, {}
+
+        def total(name):
+            return sum(row[name] for row in counts.values())
+
+        if any(total(name) for name in ("missing", "duplicates", "unexpected", "order_violations", "expired")):
+            for row in compare.defect_samples(classified, violations, limit).collect():
+                samples.setdefault((row["pair"], row["partition"]), {})[row["kind"]] = list(row["offsets"])
+        if total("missing") and total("unexpected"):
+            for row in compare.misplaced_samples(classified, limit).collect():
+                misplaced.setdefault((row["pair"], row["source_partition"]), []).append(
+                    {"source_offset": row["source_offset"], "target_partition": row["target_partition"], "target_offset": row["target_offset"]})
+        return samples, misplaced
+
+    def _anchors(self, records, bounds):
+        anchors = {}
+        if self.syncs is None:
+            return anchors
+        for row in mm2_checks.anchor_counts(mm2_checks.anchor_results(records, self.syncs, bounds), self.options.sample_limit).collect():
+            entry = row.asDict()
+            entry["mismatch_samples"] = [sample.asDict() for sample in (row["mismatch_samples"] or [])]
+            anchors[(row["pair"], row["partition"])] = entry
+        return anchors
 
     def _entries(self, counts, samples, misplaced, anchors, checkpoint_rows):
         names = {pair.index: pair for pair in self.pairs}
