@@ -13,8 +13,6 @@ from ansible_runner import REPO, run_playbook
 from sandbox import api
 from sandbox.seed import seed
 
-from conftest import make_kafka_admin
-
 pytestmark = pytest.mark.integration
 
 MIRROR = REPO / "playbooks" / "mirror.yml"
@@ -58,7 +56,7 @@ def test_missing_inventory_variable_fails_in_preflight_naming_it(lab, tmp_path):
     assert target_hosts_files(lab) == before, "a stage after preflight ran"
 
 
-def test_secondary_ambari_down_stops_at_ambari_kafka(lab):
+def test_secondary_ambari_down_stops_at_ambari_kafka(lab, kafka_admin):
     secondary_ambari = lab["clusters"]["secondary"]["ambari"]["url"]
     request = urllib.request.Request(f"{secondary_ambari}/_sandbox/faults", data=json.dumps({"http_status": 503, "count": 1000}).encode(),
                                      method="POST", headers={"Content-Type": "application/json"})
@@ -74,11 +72,8 @@ def test_secondary_ambari_down_stops_at_ambari_kafka(lab):
     assert secondary_ambari in failure["result"]["msg"]
     later_stages = {"kafkaops.mirror.kafka_topic", "kafkaops.mirror.kafka_mirror_status", "ansible.builtin.template"}
     assert not [t["task"] for t in play.tasks if t["action"] in later_stages]
-    admin = make_kafka_admin(lab, "secondary")
-    try:
-        assert not [t for t in admin.list_topics() if t.startswith("primary.")], "topics were created on the target after the failure"
-    finally:
-        admin.close()
+    admin = kafka_admin(lab, "secondary")
+    assert not [t for t in admin.list_topics() if t.startswith("primary.")], "topics were created on the target after the failure"
     assert not list((Path(lab["dir"]) / "mirrormaker2").iterdir()), "the mirrormaker2 stage wrote files after the failure"
     assert not (Path(lab["dir"]) / "supervisor" / "conf.d" / "kafka-mirrormaker2.conf").exists(), "a MirrorMaker program was installed"
 
