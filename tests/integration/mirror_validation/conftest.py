@@ -3,7 +3,6 @@ built by mirror_copy, and one in-process local Spark session shared by the sessi
 from __future__ import annotations
 
 import json
-import re
 import sys
 import uuid
 from pathlib import Path
@@ -11,10 +10,11 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "unit" / "mirror_validation"))
-from job_env import JOB_FILES, import_job_package, local_spark  # noqa: E402
+from job_env import import_job_package, local_spark  # noqa: E402
 
 import mirror_copy  # noqa: E402
 from mirror_copy import Scenario, corrupt, drop, duplicate, move, swap  # noqa: E402
+from validation_runs import COMBINED_ARGUMENTS, job_arguments, scenario_regex  # noqa: E402
 
 import_job_package()
 
@@ -53,17 +53,6 @@ def spark():
     session.stop()
 
 
-def job_arguments(sandbox, topics_regex, *extra):
-    return [
-        "--source-bootstrap", sandbox["clusters"]["primary"]["bootstrap_servers"],
-        "--target-bootstrap", sandbox["clusters"]["secondary"]["bootstrap_servers"],
-        "--topics", topics_regex, "--source-alias", mirror_copy.SOURCE_ALIAS, "--target-alias", mirror_copy.TARGET_ALIAS,
-        # Short waits: the broken copies never "catch up" with their offset syncs, by design.
-        "--catch-up-timeout", "2", "--catch-up-interval", "1",
-        "--receive-max-bytes", str(mirror_copy.RECEIVE_MAX_BYTES),  # Quirk (noida-db 0.2.3): unbounded fetch replies
-    ] + list(extra)
-
-
 @pytest.fixture(scope="session")
 def run_job(sandbox, spark, tmp_path_factory):
     """run_job(topics_regex, *extra_args) -> (exit code, report dict), in the session's local Spark."""
@@ -78,28 +67,6 @@ def run_job(sandbox, spark, tmp_path_factory):
     return run
 
 
-def scenario_regex(mirrors, *names):
-    """Regex of the source topics of `names` (all scenarios when none given)."""
-    return "|".join(re.escape(mirrors[name]["source_topic"]) for name in (names or mirrors))
-
-
-# The run most tests inspect: every scenario at once, with a duplicate threshold between "at-least-once" and "duplicates".
-COMBINED_ARGUMENTS = ("--max-duplicate-ratio", "0.005")
-
-
 @pytest.fixture(scope="session")
 def combined(mirrors, run_job):
     return run_job(scenario_regex(mirrors), *COMBINED_ARGUMENTS, "--client", "confluent-kafka")
-
-
-def topic_of(report, source_topic):
-    return next(topic for topic in report["topics"] if topic["source_topic"] == source_topic)
-
-
-def comparable(report):
-    """The report without what legitimately differs between two runs over the same data."""
-    volatile = {"started_at", "duration_s", "records_per_s", "client", "spark_master", "driver_peak_rss_mb", "timings"}
-    return {key: value for key, value in report.items() if key not in volatile}
-
-
-__all__ = ["COMBINED_ARGUMENTS", "JOB_FILES", "comparable", "job_arguments", "scenario_regex", "topic_of"]

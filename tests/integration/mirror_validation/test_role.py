@@ -9,7 +9,7 @@ import pytest
 import yaml
 from ansible_runner import run_playbook
 
-from conftest import COMBINED_ARGUMENTS, comparable, scenario_regex
+from validation_runs import COMBINED_ARGUMENTS, comparable, scenario_regex
 from spark_standalone import MASTER_IP, standalone_cluster
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]

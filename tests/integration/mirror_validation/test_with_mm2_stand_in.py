@@ -13,7 +13,7 @@ import yaml
 from ansible_runner import run_playbook
 
 import mirror_copy
-from conftest import topic_of
+from validation_runs import topic_of
 
 pytestmark = [
     pytest.mark.integration,

@@ -14,9 +14,3 @@ def spark():
     session = local_spark("mirror-validation-unit")
     yield session
     session.stop()
-
-
-def rows_of(frame, columns=None):
-    """The rows of `frame` as sorted tuples, for exact comparison with an expected list."""
-    columns = columns or frame.columns
-    return sorted(tuple(row[name] for name in columns) for row in frame.select(*columns).collect())

@@ -18,3 +18,9 @@ def records_and_bounds(spark, source, target, source_begin=None, target_begin=No
         rows += [(TARGET, pair, partition, t_begin + i, letter.encode()) for i, letter in enumerate(t_letters)]
         bounds.append((pair, partition, s_begin, s_begin + len(s_letters), t_begin, t_begin + len(t_letters)))
     return spark.createDataFrame(rows, RECORD_SCHEMA), spark.createDataFrame(bounds, BOUNDS_SCHEMA)
+
+
+def rows_of(frame, columns=None):
+    """The rows of `frame` as sorted tuples, for exact comparison with an expected list."""
+    columns = columns or frame.columns
+    return sorted(tuple(row[name] for name in columns) for row in frame.select(*columns).collect())

@@ -2,8 +2,7 @@
 import pytest
 
 from mirror_validation import compare
-from frames import records_and_bounds
-from conftest import rows_of
+from frames import records_and_bounds, rows_of
 
 pytestmark = pytest.mark.spark
 COUNTS = ["partition", "source_count", "target_count", "missing", "duplicates", "unexpected", "order_violations", "expired"]

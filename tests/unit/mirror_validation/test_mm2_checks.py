@@ -3,8 +3,7 @@ import pytest
 
 from mirror_validation import compare, mm2_checks
 from mirror_validation.spark_io import CHECKPOINT_SCHEMA, OFFSET_SYNC_SCHEMA
-from frames import records_and_bounds
-from conftest import rows_of
+from frames import records_and_bounds, rows_of
 
 pytestmark = pytest.mark.spark
 
