@@ -91,6 +91,9 @@ def _exclude(settings, kind):
     return None
 
 
+WORKER_SETTINGS = ("offset.storage.replication.factor",)
+
+
 def load(path, only_clusters=None):
     with open(path, encoding="utf-8") as handle:
         props = parse(handle.read())
@@ -100,7 +103,9 @@ def load(path, only_clusters=None):
     clusters = {}
     for alias in aliases:
         prefix = alias + "."
-        client = {key[len(prefix):]: value for key, value in props.items() if key.startswith(prefix)}
+        # As in MirrorMakerConfig.workerConfig: top-level worker settings, overridden by the `<alias>.`-prefixed ones.
+        client = {key: value for key, value in props.items() if key in WORKER_SETTINGS}
+        client.update({key[len(prefix):]: value for key, value in props.items() if key.startswith(prefix)})
         if not client.get("bootstrap.servers"):
             raise SettingsError("%s: %sbootstrap.servers is missing" % (path, prefix))
         clusters[alias] = client

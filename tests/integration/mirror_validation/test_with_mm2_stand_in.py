@@ -38,7 +38,9 @@ def stand_in_mirror(sandbox, tmp_path_factory):
     inventory = Path(sandbox["dir"]) / "inventory.yml"
     mm_vars = yaml.safe_load(inventory.read_text())["all"]["children"]["mirrormaker"]["vars"]
     supervisorctl = shlex.split(mm_vars["mirrormaker2_supervisorctl"])
+    # Its own config dir: the session sandbox's is left as the mirrormaker2 tests expect it (empty).
     deployed = run_playbook(playbook, inventory=inventory, timeout=600, extra_vars={
+        "mirrormaker2_config_dir": str(tmp_path_factory.mktemp("mm2-config")),
         "mirrormaker2_user": getpass.getuser(), "mirrormaker2_create_user": False, "mirrormaker2_flows": [flow],
         "mirrormaker2_max_lag": 0, "mirrormaker2_health_timeout": 120, "mirrormaker2_health_poll_interval": 2})
     try:
