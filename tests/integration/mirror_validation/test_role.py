@@ -43,7 +43,7 @@ def fetched_report(sandbox, tmp_path):
 
 
 def test_standalone_cluster_gives_the_same_report_as_local_mode(sandbox, mirrors, combined, tmp_path):
-    _, local_report = combined
+    _other, local_report = combined
     with standalone_cluster(tmp_path) as master:
         play = run_role(sandbox, tmp_path, mirror_validation_topics=scenario_regex(mirrors),
                         mirror_validation_max_duplicate_ratio=float(COMBINED_ARGUMENTS[1]), mirror_validation_fail_on_defects=False,

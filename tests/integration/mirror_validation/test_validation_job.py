@@ -43,7 +43,7 @@ def test_clean_mirror_passes_with_every_record_matched(combined, mirrors):
     ("checkpoints", {(1, "checkpoint_violations"): 1, (2, "checkpoint_violations"): 1}, {}),
 ])
 def test_each_injected_defect_is_classified(combined, mirrors, scenario, defects, samples):
-    _, report = combined
+    _first, report = combined
     topic = topic_of(report, mirrors[scenario]["source_topic"])
     assert topic["status"] == "defects"
     assert defects_of(topic) == defects
@@ -52,7 +52,7 @@ def test_each_injected_defect_is_classified(combined, mirrors, scenario, defects
 
 
 def test_checkpoint_groups_are_reported(combined, mirrors):
-    _, report = combined
+    _first, report = combined
     target = mirrors["checkpoints"]["target_topic"]
     groups = [(g["partition"], g["upstream_offset"], g["downstream_offset"], g["ok"], g["violation"])
               for g in report["groups"] if g["target_topic"] == target]
@@ -61,21 +61,21 @@ def test_checkpoint_groups_are_reported(combined, mirrors):
 
 
 def test_at_least_once_duplicates_within_the_threshold_pass(combined, mirrors):
-    _, report = combined
+    _first, report = combined
     topic = topic_of(report, mirrors["at-least-once"]["source_topic"])
     assert topic["status"] == "passed" and topic["totals"]["duplicates"] == 1
     assert topic["totals"]["duplicate_ratio"] == pytest.approx(1 / 300)
 
 
 def test_records_deleted_by_source_retention_are_expired_not_unexpected(combined, mirrors):
-    _, report = combined
+    _first, report = combined
     topic = topic_of(report, mirrors["expired"]["source_topic"])
     assert topic["status"] == "passed" and defects_of(topic) == {(p, "expired"): 20 for p in range(3)}
     assert [(p["source_count"], p["target_count"], p["samples"]["expired"][:3]) for p in topic["partitions"]] == [(80, 100, [0, 1, 2])] * 3
 
 
 def test_missing_target_topic_is_reported(combined, mirrors):
-    _, report = combined
+    _first, report = combined
     topic = topic_of(report, mirrors["missing-target"]["source_topic"])
     assert topic["status"] == "target_missing" and mirrors["missing-target"]["target_topic"] in topic["error"]
 
@@ -94,7 +94,7 @@ def test_exit_codes(mirrors, run_job, scenarios, code):
 
 def test_kafka_python_reader_and_small_slices_give_the_same_report(combined, mirrors, run_job):
     """Same data through the other client, read in ranges of 30 offsets (4 per partition) packed into a few tasks."""
-    _, confluent_report = combined
+    _first, confluent_report = combined
     code, report = run_job(regex(mirrors), *COMBINED_ARGUMENTS, "--client", "kafka-python", "--slice-records", "30", "--task-records", "2000")
     assert report["client"] == "kafka-python" and confluent_report["client"] == "confluent-kafka"
     assert (code, comparable(report)) == (1, comparable(confluent_report))

@@ -39,20 +39,20 @@ CASES = [
 @pytest.fixture(scope="module")
 def single_partition_results(spark):
     """Every case of CASES as its own topic pair, compared in one Spark run (a JVM round trip per case is slow)."""
-    frames = [records_and_bounds(spark, {0: source}, {0: target}, pair=index) for index, (_, source, target, _, _) in enumerate(CASES)]
+    frames = [records_and_bounds(spark, {0: source}, {0: target}, pair=index) for index, (_name, source, target, _counts, _samples) in enumerate(CASES)]
     records, bounds = frames[0]
     for more_records, more_bounds in frames[1:]:
         records, bounds = records.unionByName(more_records), bounds.unionByName(more_bounds)
-    counts, samples, _ = _results(records, bounds)
+    counts, samples, _rest = _results(records, bounds)
     return counts, samples
 
 
 @pytest.mark.parametrize("index", range(len(CASES)), ids=[case[0] for case in CASES])
 def test_single_partition_classes(single_partition_results, index):
-    _, _, _, counts, samples = CASES[index]
+    _name, _source, _target, counts, samples = CASES[index]
     got_counts, got_samples = single_partition_results
     assert got_counts[index] == (0,) + counts
-    assert {kind: offsets for (pair, _, kind), offsets in got_samples.items() if pair == index} == samples
+    assert {kind: offsets for (pair, _partition, kind), offsets in got_samples.items() if pair == index} == samples
 
 
 def test_record_in_the_wrong_partition_is_missing_there_and_unexpected_here(spark):
@@ -63,17 +63,17 @@ def test_record_in_the_wrong_partition_is_missing_there_and_unexpected_here(spar
 
 
 def test_records_deleted_by_source_retention_are_expired_not_unexpected(spark):
-    counts, samples, _ = run(spark, {0: "CD"}, {0: "ABCD"}, source_begin={0: 2})
+    counts, samples, _rest = run(spark, {0: "CD"}, {0: "ABCD"}, source_begin={0: 2})
     assert counts == [(0, 2, 4, 0, 0, 0, 0, 2)]
     assert samples == {(0, 0, "expired"): [0, 1]}
 
 
 def test_records_deleted_by_target_retention_are_expired_not_missing(spark):
-    counts, samples, _ = run(spark, {0: "ABCD"}, {0: "CD"}, target_begin={0: 2})
+    counts, samples, _rest = run(spark, {0: "ABCD"}, {0: "CD"}, target_begin={0: 2})
     assert counts == [(0, 4, 2, 0, 0, 0, 0, 2)]
     assert samples == {(0, 0, "expired_on_target"): [0, 1]}
 
 
 def test_junk_before_the_first_match_is_unexpected_when_nothing_expired(spark):
-    counts, _, _ = run(spark, {0: "CD"}, {0: "XCD"})
+    counts, _samples, _rest = run(spark, {0: "CD"}, {0: "XCD"})
     assert counts == [(0, 2, 3, 0, 0, 1, 0, 0)]
