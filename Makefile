@@ -39,7 +39,7 @@ demo: venv
 	  -e mirror_validation_report_dir=$(CURDIR)/reports || exit 1; \
 	$(BIN)/python -m sandbox status --dir $(SANDBOX_DIR); \
 	echo "demo: finished in $$(( $$(date +%s) - started )) s"; \
-	echo "demo: validation report: $(CURDIR)/reports/validation.html (JSON: $(CURDIR)/reports/validation.json)"
+	for report in $(CURDIR)/reports/*/report.html; do echo "demo: validation report: $$report (JSON: $${report%.html}.json)"; done
 
 test: venv
 	$(BIN)/python tests/run_suite.py
