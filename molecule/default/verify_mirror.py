@@ -68,10 +68,11 @@ def main() -> int:
         print(f"{topic} -> {remote}: {sum(map(len, expected.values()))} records in {len(expected)} partitions compared")
 
     target_admin = KafkaAdminClient(bootstrap_servers=target, **CLIENT)
-    offsets = target_admin.list_consumer_group_offsets(args.group)
+    offsets = target_admin.list_group_offsets(args.group).get(args.group, {})
     target_admin.close()
-    if not offsets:
-        problems.append(f"group {args.group} has no committed offsets on secondary")
+    remote = {tp: o for tp, o in offsets.items() if tp.topic.startswith(f"{args.source_alias}.")}
+    if not remote:
+        problems.append(f"group {args.group} has no committed offsets on a mirrored topic on the target: {offsets}")
     else:
         print(f"group {args.group} on secondary: {sorted((tp.topic, tp.partition, o.offset) for tp, o in offsets.items())}")
 
