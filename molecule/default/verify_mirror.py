@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+import time
 
 from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
 
@@ -46,6 +47,7 @@ def main() -> int:
     parser.add_argument("--topics", required=True, help="regex of mirrored source topics")
     parser.add_argument("--exclude", default="^$")
     parser.add_argument("--group", required=True)
+    parser.add_argument("--group-timeout", type=float, default=90, help="seconds to wait for the group's synced offsets")
     args = parser.parse_args()
 
     source, target = args.source, args.target
@@ -68,13 +70,18 @@ def main() -> int:
         print(f"{topic} -> {remote}: {sum(map(len, expected.values()))} records in {len(expected)} partitions compared")
 
     target_admin = KafkaAdminClient(bootstrap_servers=target, **CLIENT)
-    offsets = target_admin.list_group_offsets(args.group).get(args.group, {})
+    deadline = time.monotonic() + args.group_timeout  # MirrorMaker syncs group offsets periodically
+    while True:
+        offsets = target_admin.list_group_offsets(args.group).get(args.group, {})
+        remote = {tp: o for tp, o in offsets.items() if tp.topic.startswith(f"{args.source_alias}.")}
+        if remote or time.monotonic() > deadline:
+            break
+        time.sleep(2)
     target_admin.close()
-    remote = {tp: o for tp, o in offsets.items() if tp.topic.startswith(f"{args.source_alias}.")}
     if not remote:
         problems.append(f"group {args.group} has no committed offsets on a mirrored topic on the target: {offsets}")
     else:
-        print(f"group {args.group} on secondary: {sorted((tp.topic, tp.partition, o.offset) for tp, o in offsets.items())}")
+        print(f"group {args.group} on secondary: {sorted((tp.topic, tp.partition, o.offset) for tp, o in remote.items())}")
 
     for problem in problems:
         print(f"PROBLEM: {problem}")
