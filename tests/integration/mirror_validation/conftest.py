@@ -13,7 +13,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "unit" / "mirror_va
 from job_env import import_job_package, local_spark  # noqa: E402
 
 import mirror_copy  # noqa: E402
-from mirror_copy import Scenario, corrupt, drop, duplicate, move, swap  # noqa: E402
+from mirror_copy import Scenario, corrupt, drop, duplicate, move, stop_after, swap  # noqa: E402
 from validation_runs import COMBINED_ARGUMENTS, job_arguments, scenario_regex  # noqa: E402
 
 import_job_package()
@@ -27,6 +27,7 @@ SCENARIOS = [
     Scenario("corrupt", corrupt(1, 20)),
     Scenario("wrong-partition", move(0, 5, 2)),
     Scenario("missing-target", create_target=False),
+    Scenario("lagging", stop_after(0, 80)),  # its offset sync (0 -> 0) says the target should reach 100 on partition 0
     Scenario("expired", expire_before=20),
     Scenario("bad-sync", bad_syncs=[(0, 10, 11)]),
     Scenario("checkpoints", checkpoints=[("mv-app", 0, 40, 40), ("mv-app", 1, 40, 45), ("mv-app", 2, 100, 101)]),

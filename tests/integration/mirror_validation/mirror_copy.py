@@ -196,3 +196,10 @@ def move(partition: int, index: int, to_partition: int) -> Mutation:
         out[to_partition].insert(index, record)
         return out
     return mutate
+
+
+def stop_after(partition: int, count: int) -> Mutation:
+    """A copy that stopped early: only the first `count` records of `partition` reached the target."""
+    def mutate(parts):
+        return {p: rs[:count] if p == partition else list(rs) for p, rs in parts.items()}
+    return mutate

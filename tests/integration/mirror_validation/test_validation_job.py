@@ -80,10 +80,21 @@ def test_missing_target_topic_is_reported(combined, mirrors):
     assert topic["status"] == "target_missing" and mirrors["missing-target"]["target_topic"] in topic["error"]
 
 
+def test_a_target_short_of_its_offset_syncs_has_its_tail_pending(combined, mirrors):
+    _first, report = combined
+    topic = topic_of(report, mirrors["lagging"]["source_topic"])
+    assert topic["status"] == "behind" and defects_of(topic) == {}
+    assert [(p["partition"], p["target_count"], p["pending"], p["target_behind"]) for p in topic["partitions"]] == [
+        (0, 80, 20, True), (1, 100, 0, False), (2, 100, 0, False)]
+    assert topic["partitions"][0]["samples"] == {"pending": list(range(80, 90))}
+    assert "stopped short of the source snapshot on" in report["checks"]["catch_up"]
+
+
 @pytest.mark.parametrize("scenarios, code", [
     (("clean",), 0),
     (("loss",), 1),
     (("clean", "missing-target"), 2),
+    (("clean", "lagging"), 2),
 ])
 def test_exit_codes(mirrors, run_job, scenarios, code):
     """One run per exit code; how defects, thresholds and missing topics combine is unit-tested (test_report.py)."""

@@ -6,8 +6,9 @@ from mirror_validation.slices import SOURCE, TARGET
 from mirror_validation.spark_io import RECORD_SCHEMA
 
 
-def records_and_bounds(spark, source, target, source_begin=None, target_begin=None, pair=0):
-    """`source`/`target`: {partition: "ABC"} (letters at consecutive offsets from that side's begin offset)."""
+def records_and_bounds(spark, source, target, source_begin=None, target_begin=None, pair=0, target_behind=()):
+    """`source`/`target`: {partition: "ABC"} (letters at consecutive offsets from that side's begin offset);
+    `target_behind`: partitions whose target had not caught up with the source snapshot."""
     source_begin = source_begin or {}
     target_begin = target_begin or {}
     rows, bounds = [], []
@@ -16,7 +17,7 @@ def records_and_bounds(spark, source, target, source_begin=None, target_begin=No
         s_letters, t_letters = source.get(partition, ""), target.get(partition, "")
         rows += [(SOURCE, pair, partition, s_begin + i, letter.encode()) for i, letter in enumerate(s_letters)]
         rows += [(TARGET, pair, partition, t_begin + i, letter.encode()) for i, letter in enumerate(t_letters)]
-        bounds.append((pair, partition, s_begin, s_begin + len(s_letters), t_begin, t_begin + len(t_letters)))
+        bounds.append((pair, partition, s_begin, s_begin + len(s_letters), t_begin, t_begin + len(t_letters), partition in target_behind))
     return spark.createDataFrame(rows, RECORD_SCHEMA), spark.createDataFrame(bounds, BOUNDS_SCHEMA)
 
 

@@ -77,3 +77,15 @@ def test_records_deleted_by_target_retention_are_expired_not_missing(spark):
 def test_junk_before_the_first_match_is_unexpected_when_nothing_expired(spark):
     counts, _samples, _rest = run(spark, {0: "CD"}, {0: "XCD"})
     assert counts == [(0, 2, 3, 0, 0, 1, 0, 0)]
+
+
+def test_a_target_behind_the_snapshot_has_its_tail_pending_and_its_gaps_missing(spark):
+    """MM2 copies in order: a gap before a copied record is lost; after the last copied one it may be on its way."""
+    records, bounds = records_and_bounds(spark, {0: "ABCDEF", 1: "ABCD", 2: "AB"}, {0: "ABD", 1: "AB", 2: ""},
+                                         target_behind={0, 2})
+    classified = compare.classify(compare.match_copies(records), bounds).cache()
+    counts = compare.partition_counts(classified, compare.order_violations(classified), bounds)
+    assert rows_of(counts, ["partition", "source_count", "target_count", "missing", "pending"]) == [
+        (0, 6, 3, 1, 2), (1, 4, 2, 2, 0), (2, 2, 0, 0, 2)]
+    samples = rows_of(compare.defect_samples(classified, compare.order_violations(classified), 10), ["partition", "kind", "offsets"])
+    assert samples == [(0, "missing", [2]), (0, "pending", [4, 5]), (1, "missing", [2, 3]), (2, "pending", [0, 1])]

@@ -11,7 +11,8 @@ pytestmark = pytest.mark.spark
 def test_anchor_must_point_at_the_same_record_on_both_sides(spark):
     records, bounds = records_and_bounds(spark, {0: "ABCD"}, {0: "ABCD"})
     syncs = spark.createDataFrame([(0, 0, 0, 0), (0, 0, 2, 2), (0, 0, 3, 2), (0, 0, 10, 10), (0, 0, 2, 2)], OFFSET_SYNC_SCHEMA)
-    anchors = mm2_checks.anchor_results(records, syncs, bounds)
+    classified = compare.classify(compare.match_copies(records), bounds)
+    anchors = mm2_checks.anchor_results(classified, syncs, bounds)
     assert rows_of(anchors, ["upstream", "downstream", "mismatch"]) == [(0, 0, False), (2, 2, False), (3, 2, True)]
     counts = mm2_checks.anchor_counts(anchors, 10).collect()
     assert [(r["anchors_checked"], r["anchor_mismatches"], [tuple(s) for s in r["mismatch_samples"]]) for r in counts] == [(3, 1, [(3, 2)])]

@@ -42,6 +42,18 @@ def test_missing_target_cannot_be_validated_but_defects_win():
     assert exit_code([], error="timeout") == UNAVAILABLE
 
 
+def test_a_target_behind_the_snapshot_cannot_be_validated_but_defects_win():
+    lagging = pair()
+    lagging.target_behind = {1}
+    behind = topic_entry(lagging, counts(pending=7, target_count=93), {1: {"pending": [93, 94]}}, {}, {}, {}, 0.0)
+    assert behind["status"] == "behind" and exit_code([behind]) == UNAVAILABLE
+    assert behind["partitions"][1]["defects"] == [] and behind["partitions"][1]["target_behind"] is True
+    assert behind["totals"]["pending"] == 7 and behind["partitions"][1]["samples"] == {"pending": [93, 94]}
+    assert "7 source record(s) not on the target" in summary_message([behind])
+    broken = topic_entry(pair(), counts(missing=1), {}, {}, {}, {}, 0.0)
+    assert exit_code([behind, broken]) == DEFECTS
+
+
 def test_html_is_self_contained_and_highlights_defects():
     topic = topic_entry(pair(), counts(missing=3), {}, {}, {}, {}, 0.0)
     page = render({"passed": False, "message": "defects <found>", "started_at": "now", "duration_s": 1.0, "records_per_s": 5,

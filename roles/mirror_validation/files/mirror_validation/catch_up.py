@@ -31,8 +31,8 @@ def wait_for_target(read_target_offsets, pairs, latest_syncs, timeout_s, interva
 
     `read_target_offsets()` returns {pair index: {partition: (begin, end)}}. Returns (last poll,
     partitions still behind). At the timeout, a target that stopped moving short of the snapshot is
-    compared anyway (the shortfall is then reported as missing records); one still moving cannot be
-    validated and raises ValidationUnavailable.
+    compared anyway: gaps before its last copied record are losses, the records after it are reported
+    as pending (exit code 2). A target still moving cannot be validated and raises ValidationUnavailable.
     """
     deadline = clock() + timeout_s
     previous = read_target_offsets()

@@ -6,7 +6,7 @@ on the source is matched with the k-th copy on the target (both in offset order)
 beyond the source's count are duplicates.
 
 Input columns: side, pair, partition, offset, fp (see spark_io.RECORD_SCHEMA);
-bounds columns: pair, partition, source_begin, source_end, target_begin, target_end.
+bounds columns: pair, partition, source_begin, source_end, target_begin, target_end, target_behind.
 """
 from __future__ import annotations
 
@@ -15,22 +15,26 @@ from pyspark.sql import functions as F
 
 from .slices import SOURCE, TARGET
 
-KINDS = ("matched", "missing", "duplicate", "unexpected", "expired", "expired_on_target")
+KINDS = ("matched", "missing", "pending", "duplicate", "unexpected", "expired", "expired_on_target")
 KEYS = ["pair", "partition"]
 
 
-def number_copies(records):
-    """Add `copy`: 1 for the first record with this fingerprint in its side's partition, 2 for the next..."""
-    copies = Window.partitionBy("side", "pair", "partition", "fp").orderBy("offset")
-    return records.withColumn("copy", F.row_number().over(copies))
-
-
 def match_copies(records):
-    """One row per fingerprint copy: source_offset and/or target_offset (null where that side lacks it)."""
-    numbered = records.transform(number_copies)
-    source = numbered.filter(F.col("side") == SOURCE).select(*KEYS, "fp", "copy", F.col("offset").alias("source_offset"))
-    target = numbered.filter(F.col("side") == TARGET).select(*KEYS, "fp", "copy", F.col("offset").alias("target_offset"))
-    return source.join(target, KEYS + ["fp", "copy"], "full_outer")
+    """One row per fingerprint copy: source_offset and/or target_offset (null where that side lacks it), and fp.
+
+    One shuffle: every copy of a fingerprint in a partition meets in one group, where both sides' offsets are
+    sorted and zipped (arrays_zip pads the shorter side with nulls). `in_source` says the source has the fingerprint.
+    """
+    def offsets_of(side):
+        return F.sort_array(F.collect_list(F.when(F.col("side") == side, F.col("offset")))).alias(
+            "source" if side == SOURCE else "target")
+
+    copies = F.explode(F.arrays_zip("source", "target")).alias("copy")
+    return (
+        records.groupBy(*KEYS, "fp").agg(offsets_of(SOURCE), offsets_of(TARGET))
+        .select(*KEYS, "fp", (F.size("source") > 0).alias("in_source"), copies)
+        .select(*KEYS, "fp", "in_source", F.col("copy.source").alias("source_offset"), F.col("copy.target").alias("target_offset"))
+    )
 
 
 def classify(matched, bounds):
@@ -39,34 +43,38 @@ def classify(matched, bounds):
     Retention is the only excuse for a one-sided record: a target record that precedes the first
     matched one while the source log start is above 0 lost its source copy to retention (`expired`),
     and likewise a source record before the first match when the target log start is above 0
-    (`expired_on_target`).
+    (`expired_on_target`). In a partition whose target had not caught up with the source snapshot
+    (`target_behind`), source records after the last matched one may still be on their way (`pending`);
+    MM2 copies in order, so a record missing before a matched one is lost.
     """
     both = F.col("source_offset").isNotNull() & F.col("target_offset").isNotNull()
-    first_matches = (
+    match_range = (
         matched.filter(both).groupBy(*KEYS)
-        .agg(F.min("source_offset").alias("first_matched_source"), F.min("target_offset").alias("first_matched_target"))
+        .agg(F.min("source_offset").alias("first_matched_source"), F.min("target_offset").alias("first_matched_target"),
+             F.max("source_offset").alias("last_matched_source"))
     )
-    in_source = F.max(F.col("source_offset").isNotNull().cast("int")).over(Window.partitionBy(*KEYS, "fp")) == 1
     # A partition without any match: every one-sided record counts as "before the first match".
     beyond_any_offset = F.lit(2 ** 62)
     before_first_source_match = F.col("source_offset") < F.coalesce(F.col("first_matched_source"), beyond_any_offset)
     before_first_target_match = F.col("target_offset") < F.coalesce(F.col("first_matched_target"), beyond_any_offset)
+    after_last_source_match = F.col("source_offset") > F.coalesce(F.col("last_matched_source"), F.lit(-1))
     kind = (
         F.when(both, F.lit("matched"))
         .when(
             F.col("target_offset").isNull(),
-            F.when((F.col("target_begin") > 0) & before_first_source_match, F.lit("expired_on_target")).otherwise(F.lit("missing")),
+            F.when((F.col("target_begin") > 0) & before_first_source_match, F.lit("expired_on_target"))
+            .when(F.col("target_behind") & after_last_source_match, F.lit("pending"))
+            .otherwise(F.lit("missing")),
         )
         .when((F.col("source_begin") > 0) & before_first_target_match, F.lit("expired"))
         .when(F.col("in_source"), F.lit("duplicate"))
         .otherwise(F.lit("unexpected"))
     )
     return (
-        matched.withColumn("in_source", in_source)
-        .join(F.broadcast(first_matches), KEYS, "left")
-        .join(F.broadcast(bounds.select(*KEYS, "source_begin", "target_begin")), KEYS, "left")
+        matched.join(F.broadcast(match_range), KEYS, "left")
+        .join(F.broadcast(bounds.select(*KEYS, "source_begin", "target_begin", "target_behind")), KEYS, "left")
         .withColumn("kind", kind)
-        .drop("in_source", "first_matched_source", "first_matched_target", "source_begin", "target_begin")
+        .select(*KEYS, "fp", "source_offset", "target_offset", "kind")
     )
 
 
@@ -95,12 +103,13 @@ def partition_counts(classified, violations, bounds):
         F.count("source_offset").alias("source_count"),
         F.count("target_offset").alias("target_count"),
         count_kind("missing").alias("missing"),
+        count_kind("pending").alias("pending"),
         count_kind("duplicate").alias("duplicates"),
         count_kind("unexpected").alias("unexpected"),
         count_kind("expired", "expired_on_target").alias("expired"),
     )
     violation_counts = violations.groupBy(*KEYS).agg(F.count("*").alias("order_violations"))
-    zero_filled = ["source_count", "target_count", "missing", "duplicates", "unexpected", "expired", "order_violations"]
+    zero_filled = ["source_count", "target_count", "missing", "pending", "duplicates", "unexpected", "expired", "order_violations"]
     return (
         bounds.select(*KEYS)
         .join(counts, KEYS, "left")
@@ -112,7 +121,7 @@ def partition_counts(classified, violations, bounds):
 def defect_samples(classified, violations, limit):
     """The first `limit` offsets per (pair, partition, kind) of every defect kind.
 
-    Offsets are source offsets for missing and expired_on_target, target offsets for the rest.
+    Offsets are source offsets for missing, pending and expired_on_target, target offsets for the rest.
     """
     one_sided = classified.filter(F.col("kind") != "matched").select(
         *KEYS, "kind", F.coalesce("target_offset", "source_offset").alias("offset")

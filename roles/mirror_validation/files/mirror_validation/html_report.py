@@ -11,7 +11,7 @@ table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:
 th{background:#f3f3f3}tr.defect td{background:#fde4e4}td.name{text-align:left}
 .legend span{display:inline-block;width:12px;height:12px;margin:0 4px 0 12px;vertical-align:middle}
 """
-_COLUMNS = ("partition", "source_count", "target_count", "missing", "duplicates", "unexpected", "order_violations",
+_COLUMNS = ("partition", "source_count", "target_count", "missing", "pending", "duplicates", "unexpected", "order_violations",
             "expired", "anchor_mismatches", "checkpoint_violations")
 _SOURCE_COLOR, _TARGET_COLOR, _DEFECT_COLOR = "#4c78a8", "#72b7b2", "#e45756"
 

@@ -24,6 +24,7 @@ from .topic_pairs import keeps_create_time, pair_topics, snapshot_source
 BOUNDS_SCHEMA = T.StructType(
     [T.StructField("pair", T.IntegerType(), False), T.StructField("partition", T.IntegerType(), False)]
     + [T.StructField(name, T.LongType(), False) for name in ("source_begin", "source_end", "target_begin", "target_end")]
+    + [T.StructField("target_behind", T.BooleanType(), False)]
 )
 _NO_PAIR = -1  # slices of MM2's internal topics belong to no validated pair
 
@@ -99,10 +100,12 @@ class _Run:
             return {pair.index: target_reader.offsets(pair.target_topic, range(pair.target_partitions)) for pair in live}
 
         caught_up, behind = wait_for_target(target_offsets, live, latest_syncs, options.catch_up_timeout_s, options.catch_up_interval_s)
-        self.checks["catch_up"] = ("target stopped short of the snapshot on %d partition(s), compared anyway" % len(behind)
-                                   if behind else "target caught up")
         for pair in live:
             pair.target_offsets = dict(caught_up[pair.index])
+            pair.target_behind = {partition for index, partition in behind if index == pair.index}
+        self.checks["catch_up"] = (
+            "the target stopped short of the source snapshot on %d partition(s) after %.0f s; records after the last copied one"
+            " there are reported as pending" % (len(behind), options.catch_up_timeout_s) if behind else "target caught up")
         self._load_checkpoints(target_reader, target_topics)
 
     def _load_offset_syncs(self, source_reader, target_reader, source_topics, target_topics):
@@ -143,24 +146,24 @@ class _Run:
         bounds = self.spark.createDataFrame([row for pair in live for row in pair.bounds()], BOUNDS_SCHEMA)
         tasks = pack(slices, self._task_budget())
         started = time.monotonic()
-        records = read_fingerprints(self.spark, self.settings, tasks).persist(StorageLevel.MEMORY_AND_DISK)
-        records.count()  # materialize once: the reading time is reported apart from the comparison
-        self.timings["read_s"] = round(time.monotonic() - started, 3)
-        self.timings["read_tasks"] = len(tasks)
-        started = time.monotonic()
-        classified = compare.match_copies(records).transform(lambda matched: compare.classify(matched, bounds))
-        classified = classified.persist(StorageLevel.MEMORY_AND_DISK)
+        records = read_fingerprints(self.spark, self.settings, tasks)
+        matched = compare.match_copies(records).persist(StorageLevel.MEMORY_AND_DISK)
+        classified = compare.classify(matched, bounds)
         violations = compare.order_violations(classified).persist(StorageLevel.MEMORY_AND_DISK)
         try:
+            matched.count()  # reads Kafka once: every later step works on this cache
+            self.timings["read_and_match_s"] = round(time.monotonic() - started, 3)
+            self.timings["read_tasks"] = len(tasks)
+            started = time.monotonic()
             counts = _by_partition(compare.partition_counts(classified, violations, bounds).collect())
             samples, misplaced = self._samples(classified, violations, counts)
-            anchors = self._anchors(records, bounds)
+            anchors = self._anchors(classified, bounds)
             checkpoint_rows = []
             if self.checkpoints is not None:
                 checkpoint_rows = [row.asDict() for row in mm2_checks.checkpoint_results(classified, self.checkpoints, bounds).collect()]
         finally:
             self.timings["compare_s"] = round(time.monotonic() - started, 3)
-            for frame in (violations, classified, records) + ((self.syncs,) if self.syncs is not None else ()):
+            for frame in (violations, matched) + ((self.syncs,) if self.syncs is not None else ()):
                 frame.unpersist()
         return self._entries(counts, samples, misplaced, anchors, checkpoint_rows)
 
@@ -172,7 +175,7 @@ class _Run:
         def total(name):
             return sum(row[name] for row in counts.values())
 
-        if any(total(name) for name in ("missing", "duplicates", "unexpected", "order_violations", "expired")):
+        if any(total(name) for name in ("missing", "pending", "duplicates", "unexpected", "order_violations", "expired")):
             for row in compare.defect_samples(classified, violations, limit).collect():
                 samples.setdefault((row["pair"], row["partition"]), {})[row["kind"]] = list(row["offsets"])
         if total("missing") and total("unexpected"):
@@ -181,11 +184,11 @@ class _Run:
                     {"source_offset": row["source_offset"], "target_partition": row["target_partition"], "target_offset": row["target_offset"]})
         return samples, misplaced
 
-    def _anchors(self, records, bounds):
+    def _anchors(self, classified, bounds):
         anchors = {}
         if self.syncs is None:
             return anchors
-        for row in mm2_checks.anchor_counts(mm2_checks.anchor_results(records, self.syncs, bounds), self.options.sample_limit).collect():
+        for row in mm2_checks.anchor_counts(mm2_checks.anchor_results(classified, self.syncs, bounds), self.options.sample_limit).collect():
             entry = row.asDict()
             entry["mismatch_samples"] = [sample.asDict() for sample in (row["mismatch_samples"] or [])]
             anchors[(row["pair"], row["partition"])] = entry

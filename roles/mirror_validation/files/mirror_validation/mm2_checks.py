@@ -5,20 +5,22 @@ from pyspark.sql import Window
 from pyspark.sql import functions as F
 
 from .compare import KEYS
-from .slices import SOURCE, TARGET
 
 
 def _in_range(column, begin, end):
     return (F.col(column) >= F.col(begin)) & (F.col(column) < F.col(end))
 
 
-def anchor_results(records, syncs, bounds):
+def anchor_results(classified, syncs, bounds):
     """Every offset sync (upstream u -> downstream d) whose offsets are both still readable, with `mismatch`.
 
     A sync claims that source record u was written as target record d: their fingerprints must be equal.
+    `classified` (compare.classify) holds every read offset of either side once, with its fingerprint.
     """
-    source = records.filter(F.col("side") == SOURCE).select(*KEYS, F.col("offset").alias("upstream"), F.col("fp").alias("source_fp"))
-    target = records.filter(F.col("side") == TARGET).select(*KEYS, F.col("offset").alias("downstream"), F.col("fp").alias("target_fp"))
+    source = classified.filter(F.col("source_offset").isNotNull()).select(*KEYS, F.col("source_offset").alias("upstream"),
+                                                                            F.col("fp").alias("source_fp"))
+    target = classified.filter(F.col("target_offset").isNotNull()).select(*KEYS, F.col("target_offset").alias("downstream"),
+                                                                            F.col("fp").alias("target_fp"))
     checkable = (
         syncs.select(*KEYS, "upstream", "downstream").distinct()
         .join(F.broadcast(bounds), KEYS)

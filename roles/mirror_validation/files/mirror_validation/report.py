@@ -3,12 +3,13 @@ from __future__ import annotations
 
 PASSED, DEFECTS, UNAVAILABLE = 0, 1, 2
 
-COUNT_FIELDS = ("source_count", "target_count", "missing", "duplicates", "unexpected", "order_violations", "expired",
+COUNT_FIELDS = ("source_count", "target_count", "missing", "pending", "duplicates", "unexpected", "order_violations", "expired",
                 "anchor_mismatches", "checkpoint_violations")
 # Defects whatever their number; duplicates are judged against the ratio threshold per topic.
 ALWAYS_DEFECTS = ("missing", "unexpected", "order_violations", "anchor_mismatches", "checkpoint_violations")
 SAMPLE_KINDS = {
     "missing": "missing",
+    "pending": "pending",
     "duplicate": "duplicates",
     "unexpected": "unexpected",
     "order_violation": "order_violations",
@@ -21,8 +22,9 @@ def _partition_entry(pair, partition, counts, samples, misplaced, anchors, check
     source_begin, source_end = pair.source_offsets.get(partition, (0, 0))
     target_begin, target_end = pair.target_offsets.get(partition, (0, 0))
     entry = {"partition": partition, "source_offsets": [source_begin, source_end], "target_offsets": [target_begin, target_end]}
-    for name in ("source_count", "target_count", "missing", "duplicates", "unexpected", "order_violations", "expired"):
+    for name in ("source_count", "target_count", "missing", "pending", "duplicates", "unexpected", "order_violations", "expired"):
         entry[name] = int(counts.get(name, 0))
+    entry["target_behind"] = partition in pair.target_behind
     entry["anchors_checked"] = int(anchors.get("anchors_checked", 0))
     entry["anchor_mismatches"] = int(anchors.get("anchor_mismatches", 0))
     entry["checkpoint_violations"] = checkpoint_violations
@@ -61,7 +63,8 @@ def topic_entry(pair, counts, samples, misplaced, anchors, checkpoint_violations
     return {
         "source_topic": pair.source_topic,
         "target_topic": pair.target_topic,
-        "status": "defects" if defective else "passed",
+        # behind: no defect, but source records after the last copied one never reached the target while the job waited
+        "status": "defects" if defective else "behind" if totals["pending"] else "passed",
         "fingerprint_includes_timestamp": pair.with_timestamp,
         "totals": totals,
         "partitions": partitions,
@@ -72,7 +75,7 @@ def exit_code(topics, error=None):
     """1 when any defect was found (proven broken), else 2 when something could not be validated, else 0."""
     if any(topic["status"] == "defects" for topic in topics):
         return DEFECTS
-    if error or any(topic["status"] == "target_missing" for topic in topics):
+    if error or any(topic["status"] in ("target_missing", "behind") for topic in topics):
         return UNAVAILABLE
     return PASSED
 
@@ -83,6 +86,7 @@ def summary_message(topics, error=None):
         return "could not validate: %s" % error
     defective = [t for t in topics if t["status"] == "defects"]
     missing_targets = [t["target_topic"] for t in topics if t["status"] == "target_missing"]
+    pending = sum(t["totals"].get("pending", 0) for t in topics)
     partitions = sum(len(t["partitions"]) for t in topics)
     parts = ["%d topic(s), %d partition(s) compared" % (len(topics), partitions)]
     if defective:
@@ -95,8 +99,11 @@ def summary_message(topics, error=None):
         parts.append("defects in %s: %s" % (topics_with_defects, ", ".join("%s %d" % item for item in sorted(counts.items()))))
     if missing_targets:
         parts.append("target topic(s) missing: %s" % ", ".join(missing_targets))
+    if pending:
+        parts.append("%d source record(s) not on the target when the catch-up wait ended (pending): MirrorMaker 2 lags or has"
+                     " stopped; check its status and log, or raise --catch-up-timeout" % pending)
     if error:
         parts.append("could not validate: %s" % error)
-    if not defective and not missing_targets and not error:
+    if not defective and not missing_targets and not pending and not error:
         parts.append("no defects")
     return "; ".join(parts)

@@ -5,6 +5,7 @@ nothing is collected to the driver here.
 """
 from __future__ import annotations
 
+from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from .fingerprint import record_fingerprint
@@ -25,6 +26,18 @@ OFFSET_SYNC_SCHEMA = T.StructType([
     T.StructField("upstream", T.LongType(), False),
     T.StructField("downstream", T.LongType(), False),
 ])
+
+# What a reading task emits: one row per batch of consecutive records of one partition. Python-to-JVM row
+# conversion costs about as much per row as reading and hashing the record, so rows carry arrays and the
+# JVM explodes them into RECORD_SCHEMA rows.
+_BATCH_SCHEMA = T.StructType([
+    T.StructField("side", T.ByteType(), False),
+    T.StructField("pair", T.IntegerType(), False),
+    T.StructField("partition", T.IntegerType(), False),
+    T.StructField("offsets", T.ArrayType(T.LongType(), False), False),
+    T.StructField("fps", T.ArrayType(T.BinaryType(), False), False),
+])
+_BATCH_RECORDS = 4096
 
 CHECKPOINT_SCHEMA = T.StructType([
     T.StructField("group", T.StringType(), False),
@@ -65,13 +78,19 @@ class _TaskReaders:
         return self.open[side]
 
 
-def _fingerprint_slices(settings, slices):
+def _fingerprint_batches(settings, slices):
     with _TaskReaders(settings) as readers:
         for part in slices:
+            offsets, fingerprints = [], []
             for record in readers[part.side].read(part.topic, part.partition, part.start, part.end):
-                timestamp = record.timestamp if part.with_timestamp else None
-                yield (part.side, part.pair, part.partition, record.offset,
-                       record_fingerprint(record.key, record.value, record.headers, timestamp))
+                offsets.append(record.offset)
+                fingerprints.append(record_fingerprint(record.key, record.value, record.headers,
+                                                       record.timestamp if part.with_timestamp else None))
+                if len(offsets) == _BATCH_RECORDS:
+                    yield (part.side, part.pair, part.partition, offsets, fingerprints)
+                    offsets, fingerprints = [], []
+            if offsets:
+                yield (part.side, part.pair, part.partition, offsets, fingerprints)
 
 
 def _tasks(spark, tasks, reader_function):
@@ -85,7 +104,11 @@ def read_fingerprints(spark, settings, tasks):
 
     The rows are built here to the schema, so the per-row schema check (slow, in Python) is skipped.
     """
-    return spark.createDataFrame(_tasks(spark, tasks, lambda parts: _fingerprint_slices(settings, parts)), RECORD_SCHEMA, verifySchema=False)
+    batches = spark.createDataFrame(_tasks(spark, tasks, lambda parts: _fingerprint_batches(settings, parts)), _BATCH_SCHEMA,
+                                    verifySchema=False)
+    record = F.explode(F.arrays_zip("offsets", "fps")).alias("record")
+    return batches.select("side", "pair", "partition", record).select(
+        "side", "pair", "partition", F.col("record.offsets").alias("offset"), F.col("record.fps").alias("fp"))
 
 
 def _decoded(settings, slices, decode):

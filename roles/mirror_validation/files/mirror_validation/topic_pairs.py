@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, Optional, Tuple
+from typing import Dict, Optional, Set, Tuple
 
 from .errors import ValidationUnavailable
 from .naming import remote_topic, select_topics
@@ -22,19 +22,20 @@ class TopicPair:
     source_offsets: Offsets = field(default_factory=dict)
     target_offsets: Offsets = field(default_factory=dict)
     with_timestamp: bool = False
+    target_behind: Set[int] = field(default_factory=set)  # partitions still short of the snapshot when the wait ended
 
     @property
     def target_exists(self):
         return self.target_partitions is not None
 
     def bounds(self):
-        """(pair, partition, source_begin, source_end, target_begin, target_end) for every partition on either side."""
+        """(pair, partition, source_begin, source_end, target_begin, target_end, target_behind) for every partition on either side."""
         partitions = sorted(set(self.source_offsets) | set(self.target_offsets))
         rows = []
         for partition in partitions:
             source_begin, source_end = self.source_offsets.get(partition, (0, 0))
             target_begin, target_end = self.target_offsets.get(partition, (0, 0))
-            rows.append((self.index, partition, source_begin, source_end, target_begin, target_end))
+            rows.append((self.index, partition, source_begin, source_end, target_begin, target_end, partition in self.target_behind))
         return rows
 
 
