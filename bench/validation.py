@@ -2,11 +2,14 @@
 same data in the same run, peak driver memory at two sizes, and a kcat dump + sort + diff pipeline for reference.
 
     .venv/bin/python bench/validation.py [--sizes 200000 1000000] [--partitions 8] [--net 50] [--subnet 5]
+        [--provider noida|tansu] [--baseline-rev GIT_REV]
 
 Starts a noida sandbox on 127.<net>.<subnet>.x / 127.<net>.<subnet + 1>.x, writes N keyed records with headers per size
 to the primary, mirrors them to `primary.<topic>` on the secondary partition by partition, then measures. The sandbox is
-stopped at the end. Figures are printed and written as JSON to bench/results/validation.json.
-On noida, about 1M records per side is the practical maximum (reference/test-brokers.md).
+stopped at the end. Figures are printed and written as JSON to bench/results/validation-<provider>.json.
+On noida, about 1M records per side is the practical maximum (reference/test-brokers.md); tansu keeps records in
+memory and holds more. With --baseline-rev, the job as it was at that git revision validates the same data in the
+same run, so the speed-up is a side-by-side ratio.
 """
 from __future__ import annotations
 
@@ -33,6 +36,9 @@ JOB = REPO / "roles" / "mirror_validation" / "files" / "validate_mirror.py"
 # Quirk (noida-db 0.2.3): fetch replies ignore size limits and carry everything to the log end (~110 MB at 1M x 100 B).
 RECEIVE_MAX_BYTES = 512 * 1024 * 1024
 CLIENT = {"receive.message.max.bytes": RECEIVE_MAX_BYTES, "fetch.max.bytes": RECEIVE_MAX_BYTES - 512}
+# Quirk (tansu 0.6.0): ListOffsets answers "last batch base offset + 1" for multi-record batches, and the job snapshots
+# end offsets with ListOffsets; one record per batch keeps tansu's end offsets right.
+PRODUCER_BATCH = {"noida": {"linger.ms": 50, "batch.num.messages": 10000}, "tansu": {"linger.ms": 5, "batch.num.messages": 1}}
 
 
 def create_topic(bootstrap, topic, partitions):
@@ -41,8 +47,8 @@ def create_topic(bootstrap, topic, partitions):
         future.result()
 
 
-def produce(bootstrap, topic, partitions, count):
-    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 50, "batch.num.messages": 10000, "enable.idempotence": False})
+def produce(bootstrap, topic, partitions, count, batching):
+    producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": False, **batching})
     for number in range(count):
         while True:
             try:
@@ -77,12 +83,12 @@ def consume(bootstrap, topic, partitions, on_message=None):
     return count
 
 
-def mirror(source, target, topic, partitions):
+def mirror(source, target, topic, partitions, batching):
     """Copy every partition to primary.<topic> on the target, in order, keeping key, value, headers and timestamp."""
     remote = "primary." + topic
     create_topic(target, remote, partitions)
-    producer = Producer({"bootstrap.servers": target, "linger.ms": 50, "batch.num.messages": 10000, "enable.idempotence": False,
-                         "max.in.flight.requests.per.connection": 1})
+    producer = Producer({"bootstrap.servers": target, "enable.idempotence": False, "max.in.flight.requests.per.connection": 1,
+                         **batching})
 
     def copy(message):
         while True:
@@ -110,12 +116,12 @@ def peak_rss_mb(pid):
     return 0.0
 
 
-def validate(source, target, topic, work):
+def validate(source, target, topic, work, job=JOB, label="current"):
     """spark-submit the job in local[2] as the role would; returns (wall seconds, report, peak JVM RSS MB)."""
-    report_path = work / ("report-%s.json" % topic)
+    report_path = work / ("report-%s-%s.json" % (topic, label))
     env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1", PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable)
     command = [str(Path(sys.executable).parent / "spark-submit"), "--master", "local[2]", "--conf", "spark.ui.enabled=false",
-               "--conf", "spark.driver.memory=1g", "--conf", "spark.sql.shuffle.partitions=8", str(JOB),
+               "--conf", "spark.driver.memory=1g", "--conf", "spark.sql.shuffle.partitions=8", str(job),
                "--source-bootstrap", source, "--target-bootstrap", target, "--topics", topic, "--source-alias", "primary",
                "--catch-up-timeout", "10", "--catch-up-interval", "2", "--receive-max-bytes", str(RECEIVE_MAX_BYTES),
                "--report", str(report_path)]
@@ -156,13 +162,23 @@ def kcat_pipeline(source, target, topic, remote, work):
     return time.monotonic() - started, len([line for line in diff.stdout.splitlines() if line[:1] in "<>"])
 
 
-def measure(state, size, partitions, work):
+def baseline_job(revision, work):
+    """The job's files as they were at `revision`, exported next to the bench's work files."""
+    folder = work / ("baseline-" + revision.replace("/", "_"))
+    folder.mkdir()
+    archive = subprocess.run(["git", "-C", str(REPO), "archive", revision, "roles/mirror_validation/files"], check=True,
+                             capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
+    return folder / "roles" / "mirror_validation" / "files" / "validate_mirror.py"
+
+
+def measure(state, size, partitions, work, provider, baseline):
     source = state["clusters"]["primary"]["bootstrap_servers"]
     target = state["clusters"]["secondary"]["bootstrap_servers"]
     topic = "bench-%d" % size
     create_topic(source, topic, partitions)
-    produce(source, topic, partitions, size)
-    remote = mirror(source, target, topic, partitions)
+    produce(source, topic, partitions, size, PRODUCER_BATCH[provider])
+    remote = mirror(source, target, topic, partitions, PRODUCER_BATCH[provider])
 
     started = time.monotonic()
     raw = consume(source, topic, partitions) + consume(target, remote, partitions)
@@ -171,7 +187,16 @@ def measure(state, size, partitions, work):
     wall, report, jvm_peak = validate(source, target, topic, work)
     kcat_s, kcat_diff = kcat_pipeline(source, target, topic, remote, work)
     records = report["records_read"]
+    compared = {}
+    if baseline:
+        revision, job = baseline
+        base_wall, base_report, _base_peak = validate(source, target, topic, work, job, "baseline")
+        compared = {"baseline_rev": revision, "baseline_passed": base_report["passed"], "baseline_job_rec_s": base_report["records_per_s"],
+                    "baseline_ratio_job_vs_raw": round(base_report["records_per_s"] / raw_rate, 3),
+                    "baseline_wall_s_with_jvm_start": round(base_wall, 1),
+                    "speedup_job_vs_baseline": round(report["records_per_s"] / max(base_report["records_per_s"], 1), 2)}
     return {
+        "provider": provider,
         "records_per_side": size,
         "partitions": partitions,
         "passed": report["passed"],
@@ -190,6 +215,7 @@ def measure(state, size, partitions, work):
         "kcat_differing_lines": kcat_diff,
         "client": report["client"],
         "job_timings": report.get("timings", {}),
+        **compared,
     }
 
 
@@ -199,27 +225,30 @@ def main():
     parser.add_argument("--partitions", type=int, default=8)
     parser.add_argument("--net", type=int, default=int(os.environ.get("SANDBOX_NET", "50")))
     parser.add_argument("--subnet", type=int, default=5, help="third octet of the primary (secondary: +1)")
+    parser.add_argument("--provider", choices=sorted(PRODUCER_BATCH), default="noida")
+    parser.add_argument("--baseline-rev", help="also run the job as it was at this git revision, on the same data")
     args = parser.parse_args()
     results = []
     with tempfile.TemporaryDirectory(prefix="bench-validation-") as tmp:
         work = Path(tmp)
-        state = api.up(work / "sandbox", provider="noida", net=args.net, subnet=args.subnet)
+        baseline = (args.baseline_rev, baseline_job(args.baseline_rev, work)) if args.baseline_rev else None
+        state = api.up(work / "sandbox", provider=args.provider, net=args.net, subnet=args.subnet)
         try:
             for size in args.sizes:
-                results.append(measure(state, size, args.partitions, work))
+                results.append(measure(state, size, args.partitions, work, args.provider, baseline))
                 print(json.dumps(results[-1]), flush=True)
         finally:
             api.down(work / "sandbox")
     out = REPO / "bench" / "results"
     out.mkdir(parents=True, exist_ok=True)
-    (out / "validation.json").write_text(json.dumps(results, indent=2))
-    header = ("records", "raw rec/s", "job rec/s", "ratio", "wall rec/s", "py drv MB", "local JVM MB", "kcat rec/s")
-    print("\n%-10s %12s %12s %8s %10s %10s %12s %10s" % header)
+    (out / ("validation-%s.json" % args.provider)).write_text(json.dumps(results, indent=2))
+    header = ("records", "raw rec/s", "job rec/s", "ratio", "wall rec/s", "py drv MB", "local JVM MB", "kcat rec/s", "baseline ratio")
+    print("\n%-10s %12s %12s %8s %10s %10s %12s %10s %14s" % header)
     for row in results:
-        print("%-10d %12d %12d %8.3f %10d %10.1f %12.1f %10s" % (
+        print("%-10d %12d %12d %8.3f %10d %10.1f %12.1f %10s %14s" % (
             row["records_per_side"], row["raw_consume_rec_s"], row["validator_job_rec_s"], row["ratio_job_vs_raw"],
             row["validator_wall_rec_s"], row["driver_python_peak_rss_mb"], row["local_jvm_peak_rss_mb_driver_plus_executors"],
-            row["kcat_rec_s"]))
+            row["kcat_rec_s"], row.get("baseline_ratio_job_vs_raw", "-")))
 
 
 if __name__ == "__main__":

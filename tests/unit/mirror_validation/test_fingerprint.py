@@ -22,3 +22,10 @@ def test_field_boundaries_and_nulls_are_part_of_the_identity():
 def test_timestamp_only_counts_when_given():
     assert record_fingerprint(b"k", b"v", timestamp=1) != record_fingerprint(b"k", b"v", timestamp=2)
     assert record_fingerprint(b"k", b"v", timestamp=1) != record_fingerprint(b"k", b"v")
+
+
+def test_fingerprints_are_stable_across_versions():
+    """Pinned digests: a change here would make reports of two job versions disagree on the same data."""
+    assert record_fingerprint(b"key-1", b"value 1", [("n", b"1"), ("origin", None), ("a", "text")], 1700000000000).hex() == (
+        "ca34fdabeb3bd7764adeef83ec44243d")
+    assert record_fingerprint(None, None).hex() == "9b0103cbacb07349c059e04fd8ac359a"
