@@ -40,8 +40,9 @@ def build_parser():
     parser.add_argument("--max-duplicate-ratio", type=float, default=0.01,
                         help="duplicates per source record tolerated per topic (MM2 is at-least-once)")
     parser.add_argument("--slice-records", type=int, default=250000, help="offsets per read range")
-    parser.add_argument("--task-records", type=int, default=0,
-                        help="offsets per Spark task: small ranges are packed together up to this (default: --slice-records)")
+    parser.add_argument("--task-records", type=int, default=1000000,
+                        help="offsets per Spark task: ranges of different partitions are packed together up to this and read"
+                             " at once (0: --slice-records)")
     parser.add_argument("--client", choices=CLIENTS, default="auto", help="Kafka client; auto prefers confluent-kafka")
     parser.add_argument("--receive-max-bytes", type=int, help="largest broker response the client accepts (client default when unset)")
     parser.add_argument("--read-timeout", type=float, default=30.0, help="seconds without progress before a read fails")

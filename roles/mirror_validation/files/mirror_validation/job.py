@@ -17,7 +17,7 @@ from .connection import Connection
 from .errors import ValidationUnavailable
 from .kafka_reader import open_reader, resolve_client
 from .naming import checkpoints_topic, offset_syncs_topic
-from .slices import SOURCE, TARGET, pack, slice_partitions
+from .slices import SOURCE, TARGET, interleave, pack, slice_partitions
 from .spark_io import ReadSettings, read_checkpoints, read_fingerprints, read_offset_syncs
 from .topic_pairs import keeps_create_time, pair_topics, snapshot_source
 
@@ -44,7 +44,7 @@ class JobOptions:
     catch_up_interval_s: float = 5.0
     max_duplicate_ratio: float = 0.01
     slice_records: int = 250000
-    task_records: int = 0  # offsets per Spark task (slices packed together); 0: slice_records
+    task_records: int = 1000000  # offsets per Spark task (slices of different partitions packed together); 0: slice_records
     client: str = "auto"
     read_timeout_s: float = 30.0
     sample_limit: int = 10
@@ -80,7 +80,7 @@ class _Run:
         if topic not in topic_partitions:
             return None
         offsets = reader.offsets(topic, range(topic_partitions[topic]))
-        return pack(slice_partitions(side, _NO_PAIR, topic, offsets, self.options.slice_records), self._task_budget())
+        return pack(interleave(slice_partitions(side, _NO_PAIR, topic, offsets, self.options.slice_records)), self._task_budget())
 
     def prepare(self, source_reader, target_reader):
         options = self.options
@@ -144,7 +144,7 @@ class _Run:
             slices += slice_partitions(SOURCE, pair.index, pair.source_topic, pair.source_offsets, self.options.slice_records, pair.with_timestamp)
             slices += slice_partitions(TARGET, pair.index, pair.target_topic, pair.target_offsets, self.options.slice_records, pair.with_timestamp)
         bounds = self.spark.createDataFrame([row for pair in live for row in pair.bounds()], BOUNDS_SCHEMA)
-        tasks = pack(slices, self._task_budget())
+        tasks = pack(interleave(slices), self._task_budget())
         started = time.monotonic()
         records = read_fingerprints(self.spark, self.settings, tasks)
         matched = compare.match_copies(records).persist(StorageLevel.MEMORY_AND_DISK)

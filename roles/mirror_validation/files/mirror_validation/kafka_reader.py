@@ -58,6 +58,12 @@ class _Reader:
             % (what, self.connection.bootstrap_servers, self.name, error)
         )
 
+    def read_ranges(self, ranges):
+        """(range, RawRecord) for every record of `ranges` (objects with topic, partition, start, end), range by range."""
+        for part in ranges:
+            for record in self.read(part.topic, part.partition, part.start, part.end):
+                yield part, record
+
     def _stalled(self, topic, partition, position, end):
         return ValidationUnavailable(
             "reading %s[%d] on %s stalled at offset %d (wanted up to %d) for %.0f s; the broker stopped answering"
@@ -126,40 +132,71 @@ class ConfluentReader(_Reader):
                 result[resource.name] = entries["message.timestamp.type"].value
         return result, "; ".join(problems) or None
 
-    def read(self, topic, partition, start, end):
-        """Records of [start, end), stopping early at the fetch high watermark (end offsets may be stale)."""
+    def read_ranges(self, ranges):
+        """(range, RawRecord) for every record of `ranges`, stopping each early at the fetch high watermark (end
+        offsets may be stale).
+
+        The ranges of different partitions are read at once: one partition at a time waits for every fetch in turn
+        (measured on the sandbox: 97k records/s from one partition, 306k/s from eight at once). Ranges of one
+        partition go to successive waves, as a consumer holds each partition once.
+        """
+        waiting = [part for part in ranges if part.start < part.end]
+        while waiting:
+            wave, later, taken = [], [], set()
+            for part in waiting:
+                key = (part.topic, part.partition)
+                (later if key in taken else wave).append(part)
+                taken.add(key)
+            yield from self._read_wave(wave)
+            waiting = later
+
+    def _read_wave(self, wave):
         from confluent_kafka import KafkaError, TopicPartition, TIMESTAMP_CREATE_TIME  # pylint: disable=import-outside-toplevel
 
-        if start >= end:
-            return
-        self._consumer.assign([TopicPartition(topic, partition, start)])
-        position = start
+        open_ranges = {(part.topic, part.partition): part for part in wave}
+        positions = {key: part.start for key, part in open_ranges.items()}
+
+        def finish(key):
+            del open_ranges[key]
+            self._consumer.pause([TopicPartition(*key)])  # stop fetching what lies beyond the range
+
+        assigned = [TopicPartition(part.topic, part.partition, part.start) for part in wave]
+        self._consumer.assign(assigned)
+        self._consumer.resume(assigned)  # librdkafka keeps a partition paused across unassign/assign
         last_progress = time.monotonic()
         try:
-            while True:
-                # consume() waits until it has num_messages or the timeout passed: never ask beyond the range end
-                # (+1 for the end-of-partition event), or every range would end with a full timeout.
-                messages = self._consumer.consume(num_messages=min(_POLL_BATCH, end - position + 1), timeout=1.0)
+            while open_ranges:
+                # consume() waits until it has num_messages or the timeout passed: never ask beyond the ranges' ends
+                # (+1 per range for the end-of-partition event), or every wave would end with a full timeout.
+                wanted = sum(part.end - positions[key] + 1 for key, part in open_ranges.items())
+                messages = self._consumer.consume(num_messages=min(_POLL_BATCH, wanted), timeout=1.0)
                 if not messages:
                     if time.monotonic() - last_progress > self.timeout_s:
-                        raise self._stalled(topic, partition, position, end)
+                        key, part = next(iter(open_ranges.items()))
+                        raise self._stalled(part.topic, part.partition, positions[key], part.end)
                     continue
                 last_progress = time.monotonic()
                 for message in messages:
+                    key = (message.topic(), message.partition())
+                    part = open_ranges.get(key)
+                    if part is None:
+                        continue  # fetched before its range was finished
                     error = message.error()
                     if error is not None:
                         if error.code() == KafkaError._PARTITION_EOF:  # pylint: disable=protected-access
-                            return
-                        raise self._unavailable("reading %s[%d]" % (topic, partition), error)
+                            finish(key)
+                            continue
+                        raise self._unavailable("reading %s[%d]" % key, error)
                     offset = message.offset()
-                    if offset >= end:
-                        return
-                    position = offset + 1
+                    if offset >= part.end:
+                        finish(key)
+                        continue
+                    positions[key] = offset + 1
                     timestamp_type, timestamp = message.timestamp()
-                    yield RawRecord(offset, message.key(), message.value(), message.headers() or (), timestamp,
-                                    timestamp_type == TIMESTAMP_CREATE_TIME)
-                    if position >= end:
-                        return
+                    yield part, RawRecord(offset, message.key(), message.value(), message.headers() or (), timestamp,
+                                          timestamp_type == TIMESTAMP_CREATE_TIME)
+                    if positions[key] >= part.end:
+                        finish(key)
         finally:
             self._consumer.unassign()
 

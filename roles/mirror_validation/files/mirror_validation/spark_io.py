@@ -80,23 +80,25 @@ class _TaskReaders:
 
 def _fingerprint_batches(settings, slices):
     with _TaskReaders(settings) as readers:
-        for part in slices:
-            offsets, fingerprints = [], []
-            for record in readers[part.side].read(part.topic, part.partition, part.start, part.end):
+        for side in sorted({part.side for part in slices}):
+            batches = {}
+            for part, record in readers[side].read_ranges([part for part in slices if part.side == side]):
+                offsets, fingerprints = batches.setdefault(part, ([], []))
                 offsets.append(record.offset)
                 fingerprints.append(record_fingerprint(record.key, record.value, record.headers,
                                                        record.timestamp if part.with_timestamp else None))
                 if len(offsets) == _BATCH_RECORDS:
                     yield (part.side, part.pair, part.partition, offsets, fingerprints)
-                    offsets, fingerprints = [], []
-            if offsets:
-                yield (part.side, part.pair, part.partition, offsets, fingerprints)
+                    del batches[part]
+            for part, (offsets, fingerprints) in batches.items():
+                if offsets:
+                    yield (part.side, part.pair, part.partition, offsets, fingerprints)
 
 
 def _tasks(spark, tasks, reader_function):
     # One Spark task per entry of `tasks` (a list of slices, see slices.pack).
     return (spark.sparkContext.parallelize(tasks, max(len(tasks), 1))
-            .mapPartitions(lambda entries: reader_function(part for entry in entries for part in entry)))
+            .mapPartitions(lambda entries: reader_function([part for entry in entries for part in entry])))
 
 
 def read_fingerprints(spark, settings, tasks):
@@ -113,8 +115,8 @@ def read_fingerprints(spark, settings, tasks):
 
 def _decoded(settings, slices, decode):
     with _TaskReaders(settings) as readers:
-        for part in slices:
-            for record in readers[part.side].read(part.topic, part.partition, part.start, part.end):
+        for side in sorted({part.side for part in slices}):
+            for _part, record in readers[side].read_ranges([part for part in slices if part.side == side]):
                 try:
                     decoded = decode(record.key, record.value)
                 except RecordFormatError:
