@@ -1,8 +1,15 @@
-"""`make test`: every check in order, one summary, one closing line CI can read.
+"""`make test`: every check, one summary, one closing line CI can read.
 
 Stages: ansible-test sanity, unit tests, ansible-lint (production profile), integration tests against
-the sandbox, molecule `default`. A failing stage does not stop the later ones, so one run shows
+the sandbox, molecule `default`. A failing stage does not stop the others, so one run shows
 everything that is wrong; the exit code is non-zero when anything failed.
+
+Most of the integration and molecule time is spent waiting on brokers, MirrorMaker and Spark, so the
+stages run in lanes at the same time (LANES): the integration tests, with pytest-xdist workers that
+each start their own sandbox on their own nets (tests/integration/conftest.py), in one lane; molecule
+(sandbox net 5) and then the short stages in the other. Each stage writes its output to
+`<out>/<stage>.log`; a stage's whole log is printed when it finishes, so outputs never interleave.
+`--serial` runs the stages one after another with live output, as before.
 """
 from __future__ import annotations
 
@@ -13,6 +20,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
@@ -53,13 +61,34 @@ def collection_tree() -> Path:
     return tree
 
 
+# Lanes run at the same time; the stages of a lane run in order. Molecule comes first in its lane: it is the
+# longest after the integration tests, and what is left of its lane then fits in the integration tests' time.
+LANES = (("integration",), ("molecule", "sanity", "units", "lint"))
+# pytest-xdist workers for the integration tests: each waits on its own sandbox most of the time, so more workers
+# than the machine's 2 cores pay off; worker K uses nets SANDBOX_NET + 2K and + 2K + 1.
+INTEGRATION_WORKERS = int(os.environ.get("INTEGRATION_WORKERS", "3"))
+
+_print_lock = threading.Lock()
+_live = threading.local()  # .stream: copy the command's output to stdout as it comes (serial mode)
+
+
+def say(text: str) -> None:
+    with _print_lock:
+        print(text, flush=True)
+
+
 def run(cmd: list[str], cwd: Path, log: Path) -> int:
-    print(f"\n=== {' '.join(cmd)}  (cwd {cwd})", flush=True)
     with log.open("w") as handle:
-        proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        handle.write(f"=== {' '.join(cmd)}  (cwd {cwd})\n")
+        handle.flush()
+        if getattr(_live, "stream", False):
+            print(f"\n=== {' '.join(cmd)}  (cwd {cwd})", flush=True)
+        proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True)
         for line in proc.stdout:
-            sys.stdout.write(line)
+            if getattr(_live, "stream", False):
+                sys.stdout.write(line)
             handle.write(line)
+            handle.flush()
         return proc.wait()
 
 
@@ -100,10 +129,60 @@ def stage_command(name: str, cmd: list[str], cwd: Path, out: Path) -> Outcome:
     return Outcome(name, passed=int(code == 0), failed=int(code != 0))
 
 
+def integration_workers() -> list[str]:
+    """pytest-xdist options: one test file per unit (the conftest's scheduler keeps mirror_validation/ together)."""
+    if INTEGRATION_WORKERS <= 1:
+        return []
+    return ["-n", str(INTEGRATION_WORKERS), "--dist", "loadfile"]
+
+
+def run_stage(name: str, stages: dict, out: Path, started_all: float) -> Outcome:
+    say(f"[{time.monotonic() - started_all:6.0f} s] {name}: started (log {out / (name + '.log')})")
+    started = time.monotonic()
+    try:
+        outcome = stages[name]()
+    except Exception as exc:  # a broken stage runner is a failed stage, not a lost summary
+        outcome = Outcome(name, failed=1)
+        say(f"{name}: could not run: {exc!r}")
+    outcome.seconds = time.monotonic() - started
+    return outcome
+
+
+def print_log(outcome: Outcome, out: Path, started_all: float) -> None:
+    log = out / f"{outcome.stage}.log"
+    text = log.read_text(errors="replace") if log.exists() else "(no log)\n"
+    with _print_lock:
+        print(f"\n{'=' * 30} {outcome.stage}: {outcome.passed} passed, {outcome.failed} failed, {outcome.skipped} skipped "
+              f"in {outcome.seconds:.0f} s {'=' * 30}")
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        print(f"[{time.monotonic() - started_all:6.0f} s] {outcome.stage}: finished", flush=True)
+
+
+def run_lanes(names: list[str], stages: dict, out: Path, started_all: float) -> list[Outcome]:
+    """Each lane (LANES, restricted to `names`) in a thread of its own; a stage's log is printed when it ends."""
+    lanes = [[name for name in lane if name in names] for lane in LANES]
+    lanes = [lane for lane in lanes if lane] + [[name] for name in names if not any(name in lane for lane in LANES)]
+    outcomes: dict[str, Outcome] = {}
+
+    def work(lane):
+        for name in lane:
+            outcome = run_stage(name, stages, out, started_all)
+            outcomes[name] = outcome
+            print_log(outcome, out, started_all)
+
+    threads = [threading.Thread(target=work, args=(lane,), name="-".join(lane)) for lane in lanes]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return [outcomes[name] for name in names]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--only", nargs="*", help="stages to run (sanity units lint integration molecule)")
     parser.add_argument("--out", default=str(REPO / "tests" / "output" / "suite"))
+    parser.add_argument("--serial", action="store_true", help="one stage after another, output as it comes (no lanes)")
     args = parser.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -112,20 +191,25 @@ def main() -> int:
         "sanity": lambda: stage_sanity(out),
         "units": lambda: stage_pytest("units", "tests/unit", out, []),
         "lint": lambda: stage_command("lint", [str(BIN / "ansible-lint"), "--profile", "production"], REPO, out),
-        "integration": lambda: stage_pytest("integration", "tests/integration", out, ["-m", "integration"]),
+        "integration": lambda: stage_pytest("integration", "tests/integration", out, ["-m", "integration", *integration_workers()]),
         "molecule": lambda: stage_command("molecule", [str(BIN / "molecule"), "test", "-s", "default"], REPO, out),
     }
-    outcomes = []
-    for name in args.only or stages:
-        started = time.monotonic()
-        outcome = stages[name]()
-        outcome.seconds = time.monotonic() - started
-        outcomes.append(outcome)
+    names = list(dict.fromkeys(args.only or stages))
+    unknown = [name for name in names if name not in stages]
+    if unknown:
+        parser.error(f"unknown stage(s) {unknown}; stages: {' '.join(stages)}")
+    started_all = time.monotonic()
+    if args.serial or len(names) == 1:
+        _live.stream = True
+        outcomes = [run_stage(name, stages, out, started_all) for name in names]
+    else:
+        outcomes = run_lanes(names, stages, out, started_all)
 
     print("\nstage         passed  failed  skipped  seconds")
     for o in outcomes:
         print(f"{o.stage:<12} {o.passed:>7} {o.failed:>7} {o.skipped:>8} {o.seconds:>8.0f}")
     passed, failed, skipped = (sum(getattr(o, k) for o in outcomes) for k in ("passed", "failed", "skipped"))
+    print(f"wall clock: {time.monotonic() - started_all:.0f} s")
     print(f"\nsummary: {passed} passed, {failed} failed, {skipped} skipped")
     return 1 if failed else 0
 

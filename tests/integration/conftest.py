@@ -1,8 +1,14 @@
 """Sandbox fixtures for integration tests (docs/development.md, "pytest fixtures").
 
 `sandbox` (noida) and `sandbox_tansu` are session-scoped: each starts both clusters once on its own
-address block (127.<SANDBOX_NET>.x.y and 127.<SANDBOX_NET + 1>.x.y), yields the state dict, and is
-stopped at the end of the session even when tests fail.
+address block (127.<net>.x.y and 127.<net + 1>.x.y), yields the state dict, and is stopped at the
+end of the session even when tests fail.
+
+Under pytest-xdist (`-n N --dist loadfile`, as `make test` runs them) every worker is a session of its
+own: worker K uses net SANDBOX_NET + 2*K, so the workers' sandboxes never share an address. The
+scheduler below keeps each test file on one worker (module fixtures are built once), keeps the
+mirror_validation directory on one worker (its session fixtures start a Spark JVM and build the
+scenario topics), and hands out the longest units first so that no long file starts last.
 """
 from __future__ import annotations
 
@@ -19,11 +25,25 @@ if str(REPO) not in sys.path:
 
 from sandbox import api, probes  # noqa: E402
 
+NETS_PER_WORKER = 2  # noida on net, tansu on net + 1
+# Molecule's sandbox (molecule/default/molecule.yml) and `make demo` (net 0) must never be reached by a worker's block.
+RESERVED_NETS = {0, 5}
+
+
+def worker_index() -> int:
+    """0 without xdist; K for xdist worker gwK."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    return int(worker[2:]) if worker.startswith("gw") else 0
+
 
 @pytest.fixture(scope="session")
 def sandbox_net() -> int:
-    """The second octet of this test run's address block ($SANDBOX_NET, default 10); tansu uses the next one."""
-    return int(os.environ.get("SANDBOX_NET", "10"))
+    """The second octet of this worker's address block: $SANDBOX_NET (default 10) + 2 * xdist worker index; tansu uses the next one."""
+    net = int(os.environ.get("SANDBOX_NET", "10")) + NETS_PER_WORKER * worker_index()
+    if not 1 <= net <= 254 - NETS_PER_WORKER or RESERVED_NETS & {net, net + 1}:
+        pytest.fail(f"SANDBOX_NET={os.environ.get('SANDBOX_NET', '10')} with worker {worker_index()} gives net {net}: "
+                    f"outside 127.1-253.0.0 or on a reserved net {sorted(RESERVED_NETS)}")
+    return net
 
 
 def _sandbox(tmp_path_factory, provider: str, net: int):
@@ -94,3 +114,67 @@ def kafka_admin():
     yield make
     for client in clients:
         client.close()
+
+
+# ---- xdist scheduling ------------------------------------------------------------------------------------------
+# Rough seconds per unit on the 2-core CI machine (tests/integration, serial run with --durations); only the order
+# in which units are handed out depends on them, so a stale figure costs time, never a test.
+UNIT_WEIGHTS = {
+    "tests/integration/mirror_validation": 330,
+    "tests/integration/mirrormaker2/test_mirrormaker2_role.py": 230,
+    "tests/integration/mirror/test_mirror_playbook_faults.py": 80,
+    "tests/integration/sandbox/test_sandbox_lifecycle.py": 60,
+    "tests/integration/kafka/test_kafka_topic_module.py": 80,
+    "tests/integration/mirrormaker2/test_kafka_mirror_status.py": 50,
+    "tests/integration/ambari/test_ambari_modules.py": 70,
+    "tests/integration/preflight/test_preflight.py": 45,
+    "tests/integration/hosts_sync/test_hosts_sync_role.py": 45,
+    "tests/integration/failover/test_failover.py": 30,
+    "tests/integration/failover/test_failover_mm2.py": 30,
+}
+# Directories whose tests share session fixtures that are expensive to build twice.
+SHARED_SESSION_DIRS = ("tests/integration/mirror_validation",)
+
+
+def _unit_of(nodeid: str) -> str:
+    path = nodeid.split("::", 1)[0]
+    for directory in SHARED_SESSION_DIRS:
+        if path.startswith(directory + "/"):
+            return directory
+    return path
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """`--dist loadfile` for this suite: one file per unit, mirror_validation/ as one unit, longest units first."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class SuiteScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid):
+            return _unit_of(nodeid)
+
+        def schedule(self):
+            # LoadScopeScheduling.schedule, with the work queue ordered by UNIT_WEIGHTS (longest first).
+            assert self.collection_is_completed
+            if self.collection is not None:
+                for node in self.nodes:
+                    self._reschedule(node)
+                return
+            if not self._check_nodes_have_same_collection():
+                self.log("**Different tests collected, aborting run**")
+                return
+            self.collection = list(next(iter(self.registered_collections.values())))
+            if not self.collection:
+                return
+            units = {}
+            for nodeid in self.collection:
+                units.setdefault(self._split_scope(nodeid), {})[nodeid] = False
+            for unit in sorted(units, key=lambda unit: -UNIT_WEIGHTS.get(unit, 3 * len(units[unit]))):
+                self.workqueue[unit] = units[unit]
+            for _ in range(max(len(self.nodes) - len(self.workqueue), 0)):
+                self.assigned_work.popitem()[0].shutdown()
+            for node in self.nodes:
+                self._assign_work_unit(node)
+
+    return SuiteScheduling(config, log)
