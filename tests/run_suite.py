@@ -4,12 +4,13 @@ Stages: ansible-test sanity, unit tests, ansible-lint (production profile), inte
 the sandbox, molecule `default`. A failing stage does not stop the others, so one run shows
 everything that is wrong; the exit code is non-zero when anything failed.
 
-Most of the integration and molecule time is spent waiting on brokers, MirrorMaker and Spark, so the
-stages run in lanes at the same time (LANES): the integration tests, with pytest-xdist workers that
-each start their own sandbox on their own nets (tests/integration/conftest.py), in one lane; molecule
-(sandbox net 5) and then the short stages in the other. Each stage writes its output to
-`<out>/<stage>.log`; a stage's whole log is printed when it finishes, so outputs never interleave.
-`--serial` runs the stages one after another with live output, as before.
+Most of the integration and molecule time is spent waiting on brokers, MirrorMaker and Spark, so
+LANES stages run at the same time: each lane takes the next stage of QUEUE when its stage ends. The two
+long stages start at once: the integration tests, with pytest-xdist workers that each start their own
+sandbox on their own nets (tests/integration/conftest.py), and molecule (sandbox net 5); the lane that
+ends first runs the short ones. Each stage writes its output to `<out>/<stage>.log`; a stage's whole
+log is printed when it finishes, so outputs never interleave. `--serial` runs the stages one after
+another with live output, as before.
 """
 from __future__ import annotations
 
@@ -44,10 +45,10 @@ def collection_tree() -> Path:
     """ansible-test needs the real path to end in ansible_collections/kafkaops/mirror (no symlink)."""
     if REPO.parts[-3:] == COLLECTION_PARTS:
         return REPO
-    # Outside the checkout: inside it, ansible-test would list files through the checkout's git.
-    root = Path(tempfile.gettempdir()) / f"kafkaops-mirror-sanity-{os.getuid()}"
+    # Outside the checkout: inside it, ansible-test would list files through the checkout's git. A directory of this
+    # run's own: a fixed one would be emptied under a running ansible-test by another checkout's `make sanity`.
+    root = Path(tempfile.mkdtemp(prefix=f"kafkaops-mirror-sanity-{os.getuid()}-"))
     tree = root.joinpath(*COLLECTION_PARTS)
-    shutil.rmtree(root, ignore_errors=True)
     listed = subprocess.run(
         ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
         cwd=REPO, capture_output=True, check=True,
@@ -61,9 +62,10 @@ def collection_tree() -> Path:
     return tree
 
 
-# Lanes run at the same time; the stages of a lane run in order. Molecule comes first in its lane: it is the
-# longest after the integration tests, and what is left of its lane then fits in the integration tests' time.
-LANES = (("integration",), ("molecule", "sanity", "units", "lint"))
+# LANES stages run at the same time, taken in QUEUE order: the two long ones first, then the short ones on whichever
+# lane is free. Two lanes on the 2-core CI machine: a third would only make the CPU-bound stages wait for a core.
+LANES = int(os.environ.get("SUITE_LANES", "2"))
+QUEUE = ("integration", "molecule", "units", "sanity", "lint")
 # pytest-xdist workers for the integration tests: each waits on its own sandbox most of the time, so more workers
 # than the machine's 2 cores pay off; worker K uses nets SANDBOX_NET + 2K and + 2K + 1.
 INTEGRATION_WORKERS = int(os.environ.get("INTEGRATION_WORKERS", "3"))
@@ -106,7 +108,11 @@ def junit_counts(path: Path) -> tuple[int, int, int]:
 def stage_sanity(out: Path) -> Outcome:
     tree = collection_tree()
     log = out / "sanity.log"
-    code = run([str(BIN / "ansible-test"), "sanity", "--venv", "--python", "3.11", "--color", "no"], tree, log)
+    try:
+        code = run([str(BIN / "ansible-test"), "sanity", "--venv", "--python", "3.11", "--color", "no"], tree, log)
+    finally:
+        if tree != REPO:
+            shutil.rmtree(tree.parents[2], ignore_errors=True)
     text = log.read_text()
     ran = len(re.findall(r'^Running sanity test "', text, re.M))
     failed = re.search(r"The (\d+) sanity test\(s\) listed below \(out of (\d+)\) failed", text)
@@ -159,18 +165,22 @@ def print_log(outcome: Outcome, out: Path, started_all: float) -> None:
 
 
 def run_lanes(names: list[str], stages: dict, out: Path, started_all: float) -> list[Outcome]:
-    """Each lane (LANES, restricted to `names`) in a thread of its own; a stage's log is printed when it ends."""
-    lanes = [[name for name in lane if name in names] for lane in LANES]
-    lanes = [lane for lane in lanes if lane] + [[name] for name in names if not any(name in lane for lane in LANES)]
+    """LANES threads take stages in QUEUE order until none is left; a stage's log is printed when it ends."""
+    queue = [name for name in QUEUE if name in names] + [name for name in names if name not in QUEUE]
     outcomes: dict[str, Outcome] = {}
+    lock = threading.Lock()
 
-    def work(lane):
-        for name in lane:
+    def work():
+        while True:
+            with lock:
+                if not queue:
+                    return
+                name = queue.pop(0)
             outcome = run_stage(name, stages, out, started_all)
             outcomes[name] = outcome
             print_log(outcome, out, started_all)
 
-    threads = [threading.Thread(target=work, args=(lane,), name="-".join(lane)) for lane in lanes]
+    threads = [threading.Thread(target=work, name=f"lane-{n}") for n in range(max(LANES, 1))]
     for thread in threads:
         thread.start()
     for thread in threads:

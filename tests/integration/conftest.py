@@ -172,7 +172,7 @@ def pytest_xdist_make_scheduler(config, log):
                 units.setdefault(self._split_scope(nodeid), {})[nodeid] = False
             for unit in sorted(units, key=lambda unit: -UNIT_WEIGHTS.get(unit, 3 * len(units[unit]))):
                 self.workqueue[unit] = units[unit]
-            for _ in range(max(len(self.nodes) - len(self.workqueue), 0)):
+            while len(self.nodes) > len(self.workqueue):  # more workers than units: the spare ones stop
                 self.assigned_work.popitem()[0].shutdown()
             for node in self.nodes:
                 self._assign_work_unit(node)
