@@ -29,6 +29,8 @@ CASES = [
     ("at-least-once redelivery", "ABCD", "ABCDBCD", (4, 7, 0, 3, 0, 0, 0), {"duplicate": [4, 5, 6]}),
     ("reorder", "ABCD", "ABDC", (4, 4, 0, 0, 0, 1, 0), {"order_violation": [3]}),
     ("one record moved far", "ABCDEF", "FABCDE", (6, 6, 0, 0, 0, 1, 0), {"order_violation": [1]}),
+    ("one record moved back", "ABCDEF", "BCDEFA", (6, 6, 0, 0, 0, 1, 0), {"order_violation": [5]}),
+    ("two swaps", "ABCDEFGH", "BADCEFHG", (8, 8, 0, 0, 0, 3, 0), {"order_violation": [1, 3, 7]}),
     ("corrupted value", "ABCD", "ABXD", (4, 4, 1, 0, 1, 0, 0), {"missing": [2], "unexpected": [2]}),
     ("identical records on the source are not duplicates", "AAB", "AAB", (3, 3, 0, 0, 0, 0, 0), {}),
     ("losing one of two identical records", "AAB", "AB", (3, 2, 1, 0, 0, 0, 0), {"missing": [1]}),
@@ -36,14 +38,18 @@ CASES = [
 ]
 
 
-@pytest.fixture(scope="module")
-def single_partition_results(spark):
-    """Every case of CASES as its own topic pair, compared in one Spark run (a JVM round trip per case is slow)."""
+@pytest.fixture(scope="module", params=[None, 2, 3], ids=["one block", "blocks of 2", "blocks of 3"])
+def single_partition_results(spark, request):
+    """Every case of CASES as its own topic pair, compared in one Spark run (a JVM round trip per case is slow);
+    also with order blocks so small that every reorder case crosses a block edge."""
     frames = [records_and_bounds(spark, {0: source}, {0: target}, pair=index) for index, (_name, source, target, _counts, _samples) in enumerate(CASES)]
     records, bounds = frames[0]
     for more_records, more_bounds in frames[1:]:
         records, bounds = records.unionByName(more_records), bounds.unionByName(more_bounds)
-    counts, samples, _rest = _results(records, bounds)
+    block = request.param or compare.ORDER_BLOCK_OFFSETS
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(compare, "ORDER_BLOCK_OFFSETS", block)
+        counts, samples, _rest = _results(records, bounds)
     return counts, samples
 
 
