@@ -79,8 +79,8 @@ def classify(matched, bounds):
 
 
 # Order is checked in blocks of this many target offsets, then across block edges: a window over a whole
-# partition buffers all its rows, and Spark spills a window partition of more than 4096 rows to disk
-# (spark.sql.windowExec.buffer.in.memory.threshold), which made this step ten times slower.
+# partition buffers all its rows in one task, and Spark spills a window partition of more than 4096 rows
+# to disk (spark.sql.windowExec.buffer.in.memory.threshold).
 ORDER_BLOCK_OFFSETS = 4096
 
 
