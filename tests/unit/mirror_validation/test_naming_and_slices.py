@@ -50,11 +50,15 @@ def test_small_slices_are_packed_into_few_tasks_and_large_ones_stay_alone():
     assert sorted(s for task in tasks for s in task) == sorted(slices)
 
 
-def test_interleaved_tasks_hold_ranges_of_different_partitions_and_one_side_each():
+def test_interleaved_tasks_hold_ranges_of_different_partitions():
     slices = (slice_partitions(SOURCE, 0, "t", {0: (0, 30), 1: (0, 30), 2: (0, 10)}, 10)
               + slice_partitions(TARGET, 0, "primary.t", {0: (0, 30), 1: (0, 30), 2: (0, 10)}, 10))
     tasks = pack(interleave(slices), 30)
     assert [[(s.side, s.partition, s.start) for s in task] for task in tasks] == [
-        [(SOURCE, 0, 0), (SOURCE, 1, 0), (SOURCE, 2, 0)], [(SOURCE, 0, 10), (SOURCE, 1, 10), (SOURCE, 0, 20)], [(SOURCE, 1, 20),
-         (TARGET, 0, 0), (TARGET, 1, 0)], [(TARGET, 2, 0), (TARGET, 0, 10), (TARGET, 1, 10)], [(TARGET, 0, 20), (TARGET, 1, 20)]]
+        [(SOURCE, 0, 0), (SOURCE, 1, 0), (SOURCE, 2, 0)],
+        [(SOURCE, 0, 10), (SOURCE, 1, 10), (SOURCE, 0, 20)],
+        [(SOURCE, 1, 20), (TARGET, 0, 0), (TARGET, 1, 0)],
+        [(TARGET, 2, 0), (TARGET, 0, 10), (TARGET, 1, 10)],
+        [(TARGET, 0, 20), (TARGET, 1, 20)],
+    ]
     assert sorted(interleave(slices)) == sorted(slices)

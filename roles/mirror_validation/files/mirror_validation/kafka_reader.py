@@ -172,7 +172,7 @@ class ConfluentReader(_Reader):
                 messages = self._consumer.consume(num_messages=min(_POLL_BATCH, wanted), timeout=1.0)
                 if not messages:
                     if time.monotonic() - last_progress > self.timeout_s:
-                        key, part = next(iter(open_ranges.items()))
+                        key, part = list(open_ranges.items())[0]
                         raise self._stalled(part.topic, part.partition, positions[key], part.end)
                     continue
                 last_progress = time.monotonic()

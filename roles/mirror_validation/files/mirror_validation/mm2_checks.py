@@ -17,10 +17,10 @@ def anchor_results(classified, syncs, bounds):
     A sync claims that source record u was written as target record d: their fingerprints must be equal.
     `classified` (compare.classify) holds every read offset of either side once, with its fingerprint.
     """
-    source = classified.filter(F.col("source_offset").isNotNull()).select(*KEYS, F.col("source_offset").alias("upstream"),
-                                                                            F.col("fp").alias("source_fp"))
-    target = classified.filter(F.col("target_offset").isNotNull()).select(*KEYS, F.col("target_offset").alias("downstream"),
-                                                                            F.col("fp").alias("target_fp"))
+    source = (classified.filter(F.col("source_offset").isNotNull())
+              .select(*KEYS, F.col("source_offset").alias("upstream"), F.col("fp").alias("source_fp")))
+    target = (classified.filter(F.col("target_offset").isNotNull())
+              .select(*KEYS, F.col("target_offset").alias("downstream"), F.col("fp").alias("target_fp")))
     checkable = (
         syncs.select(*KEYS, "upstream", "downstream").distinct()
         .join(F.broadcast(bounds), KEYS)
