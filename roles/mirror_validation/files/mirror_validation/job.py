@@ -27,6 +27,9 @@ BOUNDS_SCHEMA = T.StructType(
     + [T.StructField("target_behind", T.BooleanType(), False)]
 )
 _NO_PAIR = -1  # slices of MM2's internal topics belong to no validated pair
+# Rows per shuffle partition when spark.sql.shuffle.partitions was not set: Spark's default of 200 turns every
+# step of a small validation into 200 tasks, which cost minutes on two cores for 64k records.
+SHUFFLE_PARTITION_RECORDS = 1000000
 
 
 @dataclass
@@ -144,7 +147,11 @@ class _Run:
             slices += slice_partitions(SOURCE, pair.index, pair.source_topic, pair.source_offsets, self.options.slice_records, pair.with_timestamp)
             slices += slice_partitions(TARGET, pair.index, pair.target_topic, pair.target_offsets, self.options.slice_records, pair.with_timestamp)
         bounds = self.spark.createDataFrame([row for pair in live for row in pair.bounds()], BOUNDS_SCHEMA)
-        tasks = pack(interleave(slices), self._task_budget())
+        offsets = sum(part.end - part.start for part in slices)
+        parallelism = self.spark.sparkContext.defaultParallelism
+        self._size_shuffles(offsets, parallelism)
+        # Enough tasks to keep every core busy, however small the mirror.
+        tasks = pack(interleave(slices), min(self._task_budget(), max(1, -(-offsets // parallelism))))
         started = time.monotonic()
         records = read_fingerprints(self.spark, self.settings, tasks)
         matched = compare.match_copies(records).persist(StorageLevel.MEMORY_AND_DISK)
@@ -166,6 +173,14 @@ class _Run:
             for frame in (violations, matched) + ((self.syncs,) if self.syncs is not None else ()):
                 frame.unpersist()
         return self._entries(counts, samples, misplaced, anchors, checkpoint_rows)
+
+    def _size_shuffles(self, offsets, parallelism):
+        if self.spark.sparkContext.getConf().contains("spark.sql.shuffle.partitions"):
+            self.checks["shuffle_partitions"] = "%s (set by the Spark configuration)" % self.spark.conf.get("spark.sql.shuffle.partitions")
+            return
+        partitions = max(parallelism, offsets // SHUFFLE_PARTITION_RECORDS)
+        self.spark.conf.set("spark.sql.shuffle.partitions", str(partitions))
+        self.checks["shuffle_partitions"] = "%d (one per %d records, at least one per core)" % (partitions, SHUFFLE_PARTITION_RECORDS)
 
     def _samples(self, classified, violations, counts):
         """First offsets per defect kind, and misplaced records; each costs Spark jobs, so only when the counts show defects."""
