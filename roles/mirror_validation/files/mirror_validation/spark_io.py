@@ -72,27 +72,28 @@ class _TaskReaders:
         for reader in self.open.values():
             reader.close()
 
-    def __getitem__(self, side):
-        if side not in self.open:
-            self.open[side] = open_reader(self.settings.connections[side], self.settings.client, self.settings.timeout_s)
-        return self.open[side]
+    def records(self, slices):
+        """(slice, RawRecord) for every record of `slices`; each side's slices go to its reader in one call."""
+        for side in sorted({part.side for part in slices}):
+            if side not in self.open:
+                self.open[side] = open_reader(self.settings.connections[side], self.settings.client, self.settings.timeout_s)
+            yield from self.open[side].read_ranges([part for part in slices if part.side == side])
 
 
 def _fingerprint_batches(settings, slices):
+    batches = {}
     with _TaskReaders(settings) as readers:
-        for side in sorted({part.side for part in slices}):
-            batches = {}
-            for part, record in readers[side].read_ranges([part for part in slices if part.side == side]):
-                offsets, fingerprints = batches.setdefault(part, ([], []))
-                offsets.append(record.offset)
-                fingerprints.append(record_fingerprint(record.key, record.value, record.headers,
-                                                       record.timestamp if part.with_timestamp else None))
-                if len(offsets) == _BATCH_RECORDS:
-                    yield (part.side, part.pair, part.partition, offsets, fingerprints)
-                    del batches[part]
-            for part, (offsets, fingerprints) in batches.items():
-                if offsets:
-                    yield (part.side, part.pair, part.partition, offsets, fingerprints)
+        for part, record in readers.records(slices):
+            offsets, fingerprints = batches.setdefault(part, ([], []))
+            offsets.append(record.offset)
+            fingerprints.append(record_fingerprint(record.key, record.value, record.headers,
+                                                   record.timestamp if part.with_timestamp else None))
+            if len(offsets) == _BATCH_RECORDS:
+                yield (part.side, part.pair, part.partition, offsets, fingerprints)
+                del batches[part]
+    for part, (offsets, fingerprints) in batches.items():
+        if offsets:
+            yield (part.side, part.pair, part.partition, offsets, fingerprints)
 
 
 def _tasks(spark, tasks, reader_function):
@@ -115,13 +116,12 @@ def read_fingerprints(spark, settings, tasks):
 
 def _decoded(settings, slices, decode):
     with _TaskReaders(settings) as readers:
-        for side in sorted({part.side for part in slices}):
-            for _part, record in readers[side].read_ranges([part for part in slices if part.side == side]):
-                try:
-                    decoded = decode(record.key, record.value)
-                except RecordFormatError:
-                    continue  # tombstones and foreign records on the internal topic carry no sync
-                yield decoded, record.offset
+        for _part, record in readers.records(slices):
+            try:
+                decoded = decode(record.key, record.value)
+            except RecordFormatError:
+                continue  # tombstones and foreign records on the internal topic carry no sync
+            yield decoded, record.offset
 
 
 def read_offset_syncs(spark, settings, tasks, pair_of_source_topic):
