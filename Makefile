@@ -17,7 +17,7 @@ export ANSIBLE_COLLECTIONS_PATH := $(COLLECTIONS_PATH)
 export PATH := $(BIN):$(PATH)
 export PYTHONPATH := $(CURDIR)
 
-.PHONY: venv demo test sanity units lint integration molecule sandbox-up sandbox-down sandbox-status build docs clean
+.PHONY: venv machine-demo machine-test demo test sanity units lint integration molecule sandbox-up sandbox-down sandbox-status build docs clean
 
 venv: $(VENV)/.installed
 
@@ -29,22 +29,26 @@ $(VENV)/.installed: requirements.txt requirements-dev.txt
 	ln -sfn $(CURDIR) $(VENV)/collections/ansible_collections/kafkaops/mirror
 	touch $@
 
+# Java, sshd and sudo for the sandbox (and stunnel4 for the tests): installed when missing (scripts/machine-setup.sh).
+machine-demo machine-test: machine-%:
+	@scripts/machine-setup.sh $*
+
 # The main job on the local sandbox; the sandbox is stopped at the end unless KEEP=1.
-demo: venv
+demo: venv machine-demo
 	@started=$$(date +%s); \
 	$(BIN)/python -m sandbox up --dir $(SANDBOX_DIR) --provider $(PROVIDER) || exit 1; \
 	if [ "$(KEEP)" != 1 ]; then trap '$(BIN)/python -m sandbox down --dir $(SANDBOX_DIR)' EXIT; fi; \
 	$(BIN)/python -m sandbox seed --dir $(SANDBOX_DIR) || exit 1; \
-	$(BIN)/ansible-playbook -i $(SANDBOX_DIR)/inventory.yml playbooks/mirror.yml \
+	$(BIN)/ansible-playbook -i $(SANDBOX_DIR)/inventory.yml kafkaops.mirror.mirror \
 	  -e mirror_validation_report_dir=$(CURDIR)/reports || exit 1; \
 	$(BIN)/python -m sandbox status --dir $(SANDBOX_DIR); \
 	echo "demo: finished in $$(( $$(date +%s) - started )) s"; \
 	for report in $(CURDIR)/reports/*/report.html; do echo "demo: validation report: $$report (JSON: $${report%.html}.json)"; done
 
-test: venv
+test: venv machine-test
 	$(BIN)/python tests/run_suite.py
 
-sanity units lint integration molecule: venv
+sanity units lint integration molecule: venv machine-test
 	$(BIN)/python tests/run_suite.py --only $@
 
 sandbox-up: venv

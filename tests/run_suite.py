@@ -105,7 +105,27 @@ def junit_counts(path: Path) -> tuple[int, int, int]:
     return total - failed - skipped, failed, skipped
 
 
+def offline_get_pip() -> Path:
+    """Put the offline get-pip stand-in where `ansible-test sanity --venv` looks for its download (toolchain.md #1).
+
+    ansible-test fetches get-pip from the internet unless ~/.ansible/test/cache holds it under the pip version it
+    pins; a machine that reaches only the package registries fails there. The stand-in bootstraps pip from the
+    interpreter's bundled wheel and installs the rest from the package index, so it works with or without internet.
+    An existing file (a real download) is kept.
+    """
+    from ansible_test._internal.host_configs import NativePythonConfig
+    from ansible_test._internal.python_requirements import get_venv_packages
+
+    pip_version = get_venv_packages(NativePythonConfig(version="3.11", path=None))["pip"]
+    cached = Path.home() / ".ansible" / "test" / "cache" / f"get_pip_{pip_version.replace('.', '_')}.py"
+    if not cached.exists():
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(REPO / "tests" / "sanity" / "get_pip_offline.py", cached)
+    return cached
+
+
 def stage_sanity(out: Path) -> Outcome:
+    offline_get_pip()
     tree = collection_tree()
     log = out / "sanity.log"
     try:

@@ -2,7 +2,7 @@
 
 ansible-test runs it as `python get_pip_<version>.py <pip install options> pip==<version> ...` inside a
 fresh venv; this bootstraps pip from the interpreter's bundled wheel instead of the internet, then
-installs what was asked from the package index. CI copies it into ~/.ansible/test/cache/.
+installs what was asked from the package index. tests/run_suite.py puts it into ~/.ansible/test/cache/.
 """
 import subprocess
 import sys

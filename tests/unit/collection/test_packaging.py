@@ -1,12 +1,14 @@
 """The collection as users get it: the galaxy tarball holds no local state, and every module and role documents itself."""
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import tarfile
 from pathlib import Path
 
 import pytest
+import yaml
 
 from ansible_runner import REPO, ansible_env
 
@@ -42,3 +44,27 @@ def test_ansible_doc_renders_role(role):
                           capture_output=True, text=True, env=ansible_env(), check=False)
     assert proc.returncode == 0, proc.stderr
     assert "ENTRY POINT:" in proc.stdout and "main" in proc.stdout
+
+
+def _play_names(listing: str) -> list:
+    return re.findall(r"^\s+play #\d+ \([^)]*\): (.+?)\tTAGS:", listing, re.M)
+
+
+def test_installed_collection_runs_its_playbook_by_name(tmp_path):
+    """README: `ansible-playbook kafkaops.mirror.mirror`, and a one-line user-side mirror.yml importing it, from the tarball."""
+    subprocess.run([str(BIN / "ansible-galaxy"), "collection", "build", "--output-path", str(tmp_path), str(REPO)],
+                   check=True, capture_output=True, env=ansible_env())
+    (tarball,) = tmp_path.glob("kafkaops-mirror-*.tar.gz")
+    installed = tmp_path / "installed"
+    subprocess.run([str(BIN / "ansible-galaxy"), "collection", "install", "--offline", "--force", "-p", str(installed), str(tarball)],
+                   check=True, capture_output=True, env=ansible_env())
+    user_playbook = tmp_path / "mirror.yml"
+    user_playbook.write_text("- ansible.builtin.import_playbook: kafkaops.mirror.mirror\n")
+    env = {**ansible_env(), "ANSIBLE_COLLECTIONS_PATH": str(installed)}
+    expected = [play["name"] for play in yaml.safe_load((REPO / "playbooks" / "mirror.yml").read_text())]
+    for playbook in ("kafkaops.mirror.mirror", str(user_playbook)):
+        proc = subprocess.run([str(BIN / "ansible-playbook"), "-i", "localhost,", "--list-tasks", playbook],
+                              capture_output=True, text=True, env=env, cwd=tmp_path, check=False)
+        assert proc.returncode == 0, proc.stderr
+        assert str(installed) in proc.stdout or playbook == str(user_playbook)
+        assert _play_names(proc.stdout) == expected, proc.stdout

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+#
+# What `make demo` and `make test` need from the machine beyond Python, installed when missing.
+#   machine-setup.sh demo   Java 17+ (Spark), sshd + sudo + unshare (the sandbox's nodes are SSH hosts)
+#   machine-setup.sh test   the same, plus stunnel4 (the TLS listener of the connection tests)
+# As root with apt-get, missing Debian packages are installed. Otherwise the script names the one command
+# to run and fails, except for what only the root-only strict sandbox needs (sshd, sudo), which a
+# non-root sandbox does not use.
+set -euo pipefail
+
+purpose=${1:-test}
+
+java_major() {
+  command -v java >/dev/null 2>&1 || { echo 0; return; }
+  java -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -n 1
+}
+
+missing=()
+root_only=()
+if [ "$(java_major)" -lt 17 ]; then
+  missing+=(openjdk-17-jre-headless)
+fi
+command -v unshare >/dev/null 2>&1 || missing+=(util-linux)
+command -v sshd >/dev/null 2>&1 || [ -x /usr/sbin/sshd ] || root_only+=(openssh-server)
+command -v sudo >/dev/null 2>&1 || root_only+=(sudo)
+if [ "$purpose" = test ]; then
+  command -v stunnel4 >/dev/null 2>&1 || missing+=(stunnel4)
+fi
+
+if [ "$(id -u)" -eq 0 ]; then
+  missing+=("${root_only[@]}")
+elif [ ${#root_only[@]} -gt 0 ]; then
+  echo "machine-setup: not root, so the sandbox runs its nodes as local connections; ${root_only[*]} would let it run them as SSH hosts with sudo as on HDInsight"
+fi
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+  echo "machine-setup: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get install -y -qq "${missing[@]}" >/dev/null || { apt-get update -qq && apt-get install -y -qq "${missing[@]}" >/dev/null; }
+  exit 0
+fi
+echo "machine-setup: missing ${missing[*]}; install them with: sudo apt-get install -y ${missing[*]} (or your system's equivalent), then run make again" >&2
+exit 1
