@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import re
 
-from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_keys import check_extra_properties, exclude_key
-from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_versions import MM1_REMOVED, KafkaVersion, requires
+from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_client_properties import java_client_properties
+from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_keys import check_extra_properties, exclude_key, unread_keys
+from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_versions import MM1_REMOVED, KafkaVersion, broker_too_old, requires
 
 MM2_PROPERTIES_FILE = "connect-mirror-maker.properties"
 MM1_CONSUMER_FILE = "mm1-consumer.properties"
@@ -36,7 +37,8 @@ CLUSTER_SECURITY_FIELDS = (
     ("ssl_key_password", "ssl.key.password", True),
     ("ssl_endpoint_identification_algorithm", "ssl.endpoint.identification.algorithm", False),
 )
-# `connection` holds the kafka-python options the role's modules use for the same cluster; not rendered.
+# `connection` holds the kafka-python options the role's modules use for the same cluster; MirrorMaker's security
+# properties are derived from it (kafka_client_properties) unless the cluster sets the fields above itself.
 CLUSTER_KEYS = frozenset(["alias", "bootstrap_servers", "broker_count", "min_insync_replicas", "properties", "connection"]
                          + [field for field, _key, _secret in CLUSTER_SECURITY_FIELDS])
 SECRET_SUFFIXES = ("sasl.jaas.config", ".password", "basic.auth.user.info")
@@ -130,18 +132,22 @@ class _Builder:
         self.model = dict(MODEL_DEFAULTS, **{k: v for k, v in (model or {}).items() if v is not None})
         self.errors = []
         self.warnings = []
+        self.exactly_once = False  # decided by _mm2_config once the version gate ran
         try:
             self.version = KafkaVersion.parse(self.model["kafka_version"])
         except ValueError as exc:
             self.errors.append("kafka_version: %s" % exc)
             self.version = KafkaVersion(3, 9, 0)
         self.clusters = self._clusters()
+        self._check_broker_versions()
         self.flows = self._flows()
 
     def need(self, feature, what):
+        """True when MirrorMaker's release has `feature`; else records an error naming `what` and the release."""
         message = requires(feature, self.version, what)
         if message:
             self.errors.append(message)
+        return message is None
 
     def _clusters(self):
         """Cluster entries, with discovered facts (broker_count, min_insync_replicas) under what the model sets itself."""
@@ -161,10 +167,27 @@ class _Builder:
                 self.errors.append("%s (%s): unknown key(s) %s; cluster keys are %s" % (where, alias, ", ".join(unknown), ", ".join(sorted(CLUSTER_KEYS))))
             if not cluster.get("bootstrap_servers"):
                 self.errors.append("%s (%s): bootstrap_servers is empty; set it or the inventory's kafka_bootstrap_servers" % (where, alias))
+            if cluster.get("connection") and not any(cluster.get(field) not in (None, "") for field, _key, _secret in CLUSTER_SECURITY_FIELDS):
+                cluster["_client_security"], problems = java_client_properties(cluster["connection"], self.version)
+                self.errors.extend("%s (%s): %s" % (where, alias, problem) for problem in problems)
             clusters[alias] = cluster
         if len(clusters) < 2 and self.model["engine"] == "mm2":
             self.errors.append("clusters: at least two clusters are needed, got %s" % (sorted(clusters) or "none"))
         return clusters
+
+    def _check_broker_versions(self):
+        """Each cluster's Kafka version (discovered through ApiVersions) against what the MirrorMaker clients can talk to."""
+        for alias, cluster in sorted(self.clusters.items()):
+            if not cluster.get("kafka_version"):
+                continue
+            try:
+                broker = KafkaVersion.parse(cluster["kafka_version"])
+            except ValueError as exc:
+                self.errors.append("cluster %s: kafka_version %s" % (alias, exc))
+                continue
+            message = broker_too_old(self.version, broker)
+            if message:
+                self.errors.append("cluster %s: %s; run MirrorMaker from an older Kafka installation (mirrormaker2_kafka_home)" % (alias, message))
 
     def _flows(self):
         flows = []
@@ -247,6 +270,10 @@ def _cluster_properties(alias, cluster, config):
             props["%s.%s" % (alias, key)] = cluster[field]
             if secret:
                 config.secret_keys.add("%s.%s" % (alias, key))
+    for key, value in (cluster.get("_client_security") or {}).items():
+        props["%s.%s" % (alias, key)] = value
+        if key.endswith(SECRET_SUFFIXES):
+            config.secret_keys.add("%s.%s" % (alias, key))
     return props
 
 
@@ -277,8 +304,8 @@ def _flow_properties(builder, flow):
     for kind in ("topics", "groups"):
         if flow[kind + "_exclude"] is not None:
             props[prefix + exclude_key(kind, version)] = _patterns(flow[kind + "_exclude"])
-    if flow["sync_group_offsets"]:
-        builder.need("sync_group_offsets", "%s: sync_group_offsets (use the failover role's checkpoint translation on 2.4)" % flow["_where"])
+    if flow["sync_group_offsets"] and builder.need(
+            "sync_group_offsets", "%s: sync_group_offsets (use the failover role's checkpoint translation before 2.7)" % flow["_where"]):
         props[prefix + "sync.group.offsets.enabled"] = True
         props[prefix + "sync.group.offsets.interval.seconds"] = int(flow["sync_group_offsets_interval_seconds"])
     target_rf = builder.replication_factor(model["replication_factor"], flow["target"], "replication_factor (remote topics)")
@@ -291,7 +318,7 @@ def _flow_properties(builder, flow):
         prefix + "checkpoints.topic.replication.factor": internal_target,
         prefix + "offset-syncs.topic.replication.factor": internal_syncs,
     })
-    if model["exactly_once"]:
+    if builder.exactly_once:
         props["%s.exactly.once.source.support" % flow["target"]] = "enabled"
     builder.extra(flow.get("properties"), "%s properties" % flow["_where"], props)
     return props
@@ -332,8 +359,7 @@ def _mm2_config(builder):
     props["offset.lag.max"] = int(model["offset_lag_max"])
     if model["offset_syncs_topic_location"] not in ("source", "target"):
         builder.errors.append("offset_syncs_topic_location must be 'source' or 'target', got %r" % model["offset_syncs_topic_location"])
-    elif model["offset_syncs_topic_location"] != "source":
-        builder.need("offset_syncs_location", "offset_syncs_topic_location 'target'")
+    elif model["offset_syncs_topic_location"] != "source" and builder.need("offset_syncs_location", "offset_syncs_topic_location 'target'"):
         props["offset-syncs.topic.location"] = model["offset_syncs_topic_location"]
     for alias, cluster in sorted(builder.clusters.items()):
         props.update(_cluster_properties(alias, cluster, config))
@@ -345,15 +371,16 @@ def _mm2_config(builder):
         scoped = {"%s.%s" % (alias, key): value for key, value in (cluster.get("properties") or {}).items()}
         builder.extra(scoped, "clusters %s properties" % alias, props)
     props.update(_heartbeat_only_pairs(builder))
+    builder.exactly_once = bool(model["exactly_once"]) and builder.need("exactly_once", "exactly_once")
     for flow in builder.flows:
         props.update(_flow_properties(builder, flow))
-    if model["dedicated_rest"] or model["exactly_once"]:
-        builder.need("dedicated_rest", "dedicated_rest (KIP-710 internal REST for multi-node MirrorMaker)")
+    if (model["dedicated_rest"] or model["exactly_once"]) and builder.need(
+            "dedicated_rest", "dedicated_rest (KIP-710 internal REST for multi-node MirrorMaker)"):
         props["dedicated.mode.enable.internal.rest"] = True
         props["listeners"] = model["rest_listeners"]
-    if model["exactly_once"]:
-        builder.need("exactly_once", "exactly_once")
     builder.extra(model.get("properties"), "properties", props)
+    for key in unread_keys(props, set(builder.clusters), builder.version):
+        builder.errors.append("%r would be rendered, but MirrorMaker 2 of Kafka %s ignores it" % (key, builder.version))
     builder.fail_if_invalid()
     _mark_secrets(props, config)
     config.files[MM2_PROPERTIES_FILE] = props

@@ -1,12 +1,15 @@
 # -*- coding: utf-8 -*-
 # Copyright: kafkaops.mirror contributors
 # Apache License 2.0
-"""Validation of hand-written MirrorMaker 2 property keys.
+"""Validation of hand-written MirrorMaker 2 property keys, and the release each key arrived in.
 
 MirrorMaker 2 ignores keys it does not know without a word, so a typo such as `task.max` silently
-leaves the default in place. check_extra_properties() sorts every extra key into: accepted, rejected
-(a known misspelling or wrong case, with the right spelling), translated (deprecated *.blacklist /
-*.whitelist on versions that have the replacement) and warned (unknown, with the nearest known key).
+leaves the default in place, and so does a key newer than the Kafka release that runs it (2.4.1 reads
+`topics.blacklist`, never `topics.exclude`). check_extra_properties() sorts every extra key into:
+accepted, rejected (a known misspelling or wrong case, with the right spelling; a key the release
+ignores and that has no older spelling), translated (*.blacklist / *.exclude to the spelling the
+release reads, *.whitelist to the include list) and warned (unknown, with the nearest known key).
+unread_keys() lists rendered keys a release would ignore.
 """
 from __future__ import annotations
 
@@ -31,7 +34,7 @@ MM2_KEYS = frozenset(
     heartbeats.topic.replication.factor checkpoints.topic.replication.factor offset-syncs.topic.replication.factor
     offset-syncs.topic.location offset.lag.max consumer.poll.timeout.ms admin.timeout.ms
     topic.filter.class group.filter.class config.property.filter.class forwarding.admin.class use.incremental.alter.configs
-    source.cluster.alias target.cluster.alias heartbeats.topic.retention.ms checkpoints.topic.retention.ms
+    source.cluster.alias target.cluster.alias add.source.alias.to.metrics replication.policy.internal.topic.separator.enabled
     dedicated.mode.enable.internal.rest exactly.once.source.support exactly.once.support transaction.boundary
     key.converter value.converter header.converter offset.flush.interval.ms offset.flush.timeout.ms
     config.storage.topic config.storage.replication.factor offset.storage.topic offset.storage.replication.factor
@@ -46,6 +49,33 @@ DEPRECATED_KEYS = {
     "topics.blacklist": "topics.exclude",
     "groups.blacklist": "groups.exclude",
     "config.properties.blacklist": "config.properties.exclude",
+}
+# Keys MirrorMaker 2 reads only from a release on: key (a prefix when it ends with '.') -> (first release, where it is
+# defined). Checked against Apache Kafka's sources at the tags 2.4.1, 2.7.0, 3.0.0, 3.3.0, 3.4.0, 3.5.0, 3.5.2, 3.9
+# (connect/mirror/.../Mirror*Config.java, mirror-client/.../MirrorClientConfig.java, MirrorMaker.java). Every other key
+# of MM2_KEYS is read by 2.4.1 already; the *.exclude keys' older spelling is DEPRECATED_KEYS.
+KEYS_SINCE = {
+    "topics.exclude": (EXCLUDE_KEYS_SINCE, "KIP-629, MirrorConnectorConfig.TOPICS_EXCLUDE"),
+    "groups.exclude": (EXCLUDE_KEYS_SINCE, "KIP-629, MirrorConnectorConfig.GROUPS_EXCLUDE"),
+    "config.properties.exclude": (EXCLUDE_KEYS_SINCE, "KIP-629, MirrorConnectorConfig.CONFIG_PROPERTIES_EXCLUDE"),
+    "sync.group.offsets.enabled": (KafkaVersion(2, 7, 0), "KIP-545, MirrorConnectorConfig.SYNC_GROUP_OFFSETS_ENABLED"),
+    "sync.group.offsets.interval.seconds": (KafkaVersion(2, 7, 0), "KIP-545, MirrorConnectorConfig.SYNC_GROUP_OFFSETS_INTERVAL_SECONDS"),
+    "offset-syncs.topic.location": (KafkaVersion(3, 0, 0), "KIP-716, MirrorConnectorConfig.OFFSET_SYNCS_TOPIC_LOCATION"),
+    "exactly.once.support": (KafkaVersion(3, 3, 0), "KIP-618, SourceConnectorConfig.EXACTLY_ONCE_SUPPORT_CONFIG"),
+    "transaction.boundary": (KafkaVersion(3, 3, 0), "KIP-618, SourceConnectorConfig.TRANSACTION_BOUNDARY_CONFIG"),
+    "forwarding.admin.class": (KafkaVersion(3, 4, 0), "KIP-787, MirrorClientConfig.FORWARDING_ADMIN_CLASS"),
+    # Before 3.5 dedicated MirrorMaker runs no REST server (MirrorMaker.java), so worker REST settings are not read, and
+    # exactly-once source support needs that server (KIP-710) to fence zombie tasks.
+    "dedicated.mode.enable.internal.rest": (KafkaVersion(3, 5, 0), "KIP-710, MirrorMakerConfig.ENABLE_INTERNAL_REST_CONFIG"),
+    "listeners": (KafkaVersion(3, 5, 0), "KIP-710, the REST server of dedicated MirrorMaker"),
+    "listeners.https.": (KafkaVersion(3, 5, 0), "KIP-710, the REST server of dedicated MirrorMaker"),
+    "rest.": (KafkaVersion(3, 5, 0), "KIP-710, the REST server of dedicated MirrorMaker"),
+    "exactly.once.source.support": (KafkaVersion(3, 5, 0), "KIP-618 in dedicated MirrorMaker, which needs KIP-710"),
+    "use.incremental.alter.configs": (KafkaVersion(3, 5, 0), "KIP-894, MirrorSourceConfig.USE_INCREMENTAL_ALTER_CONFIGS"),
+    "add.source.alias.to.metrics": (KafkaVersion(3, 5, 0), "MirrorSourceConfig.ADD_SOURCE_ALIAS_TO_METRICS"),
+    "replication.policy.internal.topic.separator.enabled": (
+        KafkaVersion(3, 5, 2), "KAFKA-15102, MirrorClientConfig.INTERNAL_TOPIC_SEPARATOR_ENABLED"),
+    "emit.offset-syncs.enabled": (KafkaVersion(3, 9, 0), "MirrorConnectorConfig.EMIT_OFFSET_SYNCS_ENABLED"),
 }
 # MM2 never had *.whitelist keys; the include list is the plain `topics` / `groups` key.
 WHITELIST_KEYS = {"topics.whitelist": "topics", "groups.whitelist": "groups"}
@@ -106,6 +136,14 @@ def _bare_key_problem(bare, version):
         right = DEPRECATED_KEYS[bare]
         gone = " and removed in 4.0" if version >= BLACKLIST_KEYS_UNTIL else ""
         return None, right, "%r is deprecated since Kafka 2.7 (KIP-629)%s; rendered as %r" % (bare, gone, right)
+    arrival = _arrival(bare)
+    if arrival and version < arrival[0]:
+        older = _spelling_for(bare, version)
+        if older != bare:
+            return None, older, "%r is read from Kafka %s on (%s); MirrorMaker 2 of Kafka %s reads %r: rendered as that" % (
+                bare, release(arrival[0]), arrival[1], version, older)
+        return ("MirrorMaker 2 of Kafka %s ignores %r, which is read from Kafka %s on (%s): remove it, or run MirrorMaker from a "
+                "newer Kafka installation" % (version, bare, release(arrival[0]), arrival[1])), None, None
     if bare in MM2_KEYS or bare.startswith(PASS_THROUGH_PREFIXES):
         return None, bare, None
     if bare.startswith(CLIENT_PREFIXES):
@@ -117,6 +155,32 @@ def _bare_key_problem(bare, version):
     close = difflib.get_close_matches(bare, sorted(MM2_KEYS), n=1, cutoff=0.8)
     hint = "; did you mean %r?" % close[0] if close else ""
     return None, bare, "%r is not a known MirrorMaker 2 key, rendered as given%s" % (bare, hint)
+
+
+def release(version):
+    """`2.7` for 2.7.0, `3.5.2` when the patch release matters."""
+    return str(version) if version.patch else "%d.%d" % (version.major, version.minor)
+
+
+def _arrival(bare):
+    """(first release, where it is defined) of a key or of the prefix it starts with, None for keys every MM2 reads."""
+    if bare in KEYS_SINCE:
+        return KEYS_SINCE[bare]
+    for prefix, arrival in KEYS_SINCE.items():
+        if prefix.endswith(".") and bare.startswith(prefix):
+            return arrival
+    return None
+
+
+def unread_keys(properties, aliases, version):
+    """Keys of rendered `properties` that MirrorMaker 2 of `version` ignores: newer than it, or *.blacklist from 4.0 on."""
+    unread = []
+    for key in sorted(properties):
+        bare = _split_scope(str(key), aliases)[1]
+        arrival = _arrival(bare)
+        if (arrival and version < arrival[0]) or (bare in DEPRECATED_KEYS and version >= BLACKLIST_KEYS_UNTIL):
+            unread.append(key)
+    return unread
 
 
 def _spelling_for(key, version):

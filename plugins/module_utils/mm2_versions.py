@@ -32,11 +32,23 @@ FEATURES = {
     "exactly_once": (KafkaVersion(3, 5, 0), "KIP-618/KIP-656"),
 }
 MM1_REMOVED = KafkaVersion(4, 0, 0)
+# KIP-896: Kafka 4.0 clients (MirrorMaker 2 included) dropped the protocol versions of brokers older than 2.1.
+CLIENTS_NEED_BROKERS = ((KafkaVersion(4, 0, 0), KafkaVersion(2, 1, 0), "KIP-896"),)
 
 
 def requires(feature, version, what):
-    """An error message when `version` lacks `feature`, else None."""
+    """An error message when MirrorMaker of Kafka `version` lacks `feature`, else None."""
     since, kip = FEATURES[feature]
     if version < since:
-        return "%s needs Kafka %d.%d or later (%s); mirrormaker2_kafka_version is %s" % (what, since.major, since.minor, kip, version)
+        return ("%s needs Kafka %d.%d or later (%s); MirrorMaker runs Kafka %s (mirrormaker2_kafka_version, or the version detected "
+                "in mirrormaker2_kafka_home)" % (what, since.major, since.minor, kip, version))
+    return None
+
+
+def broker_too_old(client, broker):
+    """An error message when clients of Kafka `client` cannot talk to brokers of Kafka `broker`, else None."""
+    for clients_since, brokers_since, kip in CLIENTS_NEED_BROKERS:
+        if client >= clients_since and broker < brokers_since:
+            return ("Kafka %d.%d clients (MirrorMaker runs Kafka %s) talk to brokers %d.%d or later only (%s); the cluster runs %s"
+                    % (clients_since.major, clients_since.minor, client, brokers_since.major, brokers_since.minor, kip, broker))
     return None

@@ -27,6 +27,7 @@ def main(argv=None):
     logging.basicConfig(stream=sys.stdout, level=logging.INFO, format="[%(asctime)s] %(levelname)s %(message)s (%(name)s)")
     logging.getLogger("kafka").setLevel(logging.WARNING)
     sys.path.insert(0, _collections_path())
+    from sandbox.mm2 import release
     from sandbox.mm2.runner import StandIn
     from sandbox.mm2.settings import SettingsError, load
 
@@ -35,7 +36,7 @@ def main(argv=None):
         if os.environ.get(variable):
             log.info("%s=%s is for the JVM of real MirrorMaker 2; the stand-in ignores it", variable, os.environ[variable])
     try:
-        settings = load(args.config, [c.strip() for c in args.clusters.split(",")] if args.clusters else None)
+        settings = load(args.config, [c.strip() for c in args.clusters.split(",")] if args.clusters else None, release.detect())
     except (OSError, SettingsError) as exc:
         log.error("cannot start: %s", exc)
         return 1

@@ -5,11 +5,15 @@ settings are its `<alias>.`-prefixed keys.
 """
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 
 from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_filters import MirrorFilter, compile_patterns
 from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_properties import parse
 from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_records import ReplicationPolicy
+from sandbox.mm2 import release as releases
+
+LOG = logging.getLogger("sandbox.mm2")
 
 DEFAULTS = {
     "topics": ".*",
@@ -84,7 +88,8 @@ class Settings:
 
 
 def _exclude(settings, kind):
-    """The exclude list, None for MM2's default. Kafka 2.4-2.6 spell it *.blacklist; both are honoured, like MM2 3.x does."""
+    """The exclude list, None for MM2's default. *.exclude wins over *.blacklist as in ConfigUtils.translateDeprecatedConfigs
+    (2.7-3.9); a release that reads only one spelling had the other dropped by _read_by()."""
     for key in ("%s.exclude" % kind, "%s.blacklist" % kind):
         if key in settings:
             return settings[key]
@@ -94,9 +99,23 @@ def _exclude(settings, kind):
 WORKER_SETTINGS = ("offset.storage.replication.factor",)
 
 
-def load(path, only_clusters=None):
+def _read_by(props, release):
+    """The properties MirrorMaker 2 of `release` reads; the others are logged and dropped, as real MM2 ignores them."""
+    aliases = [alias.strip() for alias in props.get("clusters", "").split(",") if alias.strip()]
+    read = {}
+    for key, value in props.items():
+        scope, dot, rest = key.partition(".")
+        bare = rest if dot and ("->" in scope or scope in aliases) else key
+        if releases.reads(bare, release):
+            read[key] = value
+        else:
+            LOG.warning("%s is not a key MirrorMaker 2 of Kafka %s knows: ignored", key, releases.text(release))
+    return read
+
+
+def load(path, only_clusters=None, release=releases.DEFAULT_RELEASE):
     with open(path, encoding="utf-8") as handle:
-        props = parse(handle.read())
+        props = _read_by(parse(handle.read()), release)
     aliases = [alias.strip() for alias in props.get("clusters", "").split(",") if alias.strip()]
     if len(aliases) < 2:
         raise SettingsError("%s: `clusters` must list at least two aliases, got %r" % (path, props.get("clusters")))
@@ -111,6 +130,9 @@ def load(path, only_clusters=None):
         clusters[alias] = client
     top = {key: value for key, value in props.items() if "->" not in key and key.split(".", 1)[0] not in clusters}
     policy_class = top.get("replication.policy.class", DEFAULTS["replication.policy.class"])
+    if policy_class == releases.IDENTITY_POLICY and release < releases.IDENTITY_POLICY_SINCE:
+        raise SettingsError("%s: replication.policy.class: ClassNotFoundException %s (Kafka %s has no such class)"
+                            % (path, policy_class, releases.text(release)))
     kind = "identity" if policy_class.endswith("IdentityReplicationPolicy") else "default"
     if kind == "default" and not policy_class.endswith("DefaultReplicationPolicy"):
         raise SettingsError("%s: replication.policy.class %s is not modeled by the stand-in" % (path, policy_class))
