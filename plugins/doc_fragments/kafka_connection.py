@@ -28,6 +28,17 @@ options:
   sasl_kerberos_service_name:
     description: Kerberos service name of the brokers for O(sasl_mechanism=GSSAPI); kafka-python uses V(kafka) when unset.
     type: str
+  sasl_kerberos_principal:
+    description:
+      - Kerberos principal (for example V(kafka-mirror@EXAMPLE.COM)) to log in as with O(sasl_kerberos_keytab), for O(sasl_mechanism=GSSAPI).
+      - The module runs C(kinit -k -t <keytab> <principal>) into a private credential cache that it removes when it ends, because
+        kafka-python reads credentials only from the Kerberos credential cache. Needs MIT Kerberos' C(kinit) and the Python package
+        C(gssapi) on the host that runs the module.
+      - Leave it and O(sasl_kerberos_keytab) unset to use a ticket obtained with C(kinit) beforehand.
+    type: str
+  sasl_kerberos_keytab:
+    description: Keytab of O(sasl_kerberos_principal), a path on the host that runs the module.
+    type: path
   sasl_plain_username:
     description: User name for O(sasl_mechanism=PLAIN) and the SCRAM mechanisms.
     type: str

@@ -19,6 +19,8 @@ import traceback
 from ansible.module_utils.basic import missing_required_lib
 from ansible.module_utils.compat.version import LooseVersion
 
+from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_kerberos import KerberosLogin, KerberosLoginError
+
 try:
     import kafka
     from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
@@ -52,6 +54,11 @@ _OPTIONAL_CLIENT_KEYS = (
     "ssl_keyfile",
     "ssl_password",
 )
+# Inventory group variables carry the options of kafka_connection_argument_spec() with this prefix
+# (kafka_bootstrap_servers, kafka_ssl_cafile, ...); filter kafkaops.mirror.kafka_connection reads them.
+INVENTORY_PREFIX = "kafka_"
+# Options a role sets itself rather than the inventory (each role has its own timeout variable).
+_ROLE_OPTIONS = ("request_timeout_ms",)
 _API_VERSION_PATTERN = re.compile(r"^\d+\.\d+(\.\d+)?$")
 # A TCP probe of an advertised address must not take the whole request timeout per broker.
 _PROBE_TIMEOUT_S = 5.0
@@ -69,6 +76,8 @@ def kafka_connection_argument_spec():
         security_protocol=dict(type="str", default="PLAINTEXT", choices=SECURITY_PROTOCOLS),
         sasl_mechanism=dict(type="str", choices=SASL_MECHANISMS),
         sasl_kerberos_service_name=dict(type="str"),
+        sasl_kerberos_principal=dict(type="str"),
+        sasl_kerberos_keytab=dict(type="path", no_log=False),
         sasl_plain_username=dict(type="str"),
         sasl_plain_password=dict(type="str", no_log=True),
         ssl_cafile=dict(type="path"),
@@ -79,6 +88,11 @@ def kafka_connection_argument_spec():
         request_timeout_ms=dict(type="int", default=30000),
         api_version=dict(type="str"),
     )
+
+
+def inventory_connection_options():
+    """The connection options an inventory gives per cluster, as group variables named INVENTORY_PREFIX + option."""
+    return [option for option in kafka_connection_argument_spec() if option not in _ROLE_OPTIONS]
 
 
 def ensure_kafka_python(module):
@@ -111,6 +125,12 @@ def connection_option_errors(params):
             errors.append(f"sasl_mechanism {mechanism} needs {' and '.join(missing)}")
     if mechanism and not protocol.startswith("SASL_"):
         errors.append(f"sasl_mechanism {mechanism} is set but security_protocol is {protocol}; use SASL_PLAINTEXT or SASL_SSL")
+    kerberos = [key for key in ("sasl_kerberos_principal", "sasl_kerberos_keytab") if params.get(key)]
+    if kerberos and mechanism != "GSSAPI":
+        errors.append(f"{' and '.join(kerberos)} need sasl_mechanism GSSAPI (got {mechanism or 'none'})")
+    elif len(kerberos) == 1:
+        errors.append("sasl_kerberos_principal and sasl_kerberos_keytab go together (kinit -k -t <keytab> <principal>); "
+                      "leave both unset to use a ticket obtained with kinit beforehand")
     if params.get("ssl_keyfile") and not params.get("ssl_certfile"):
         errors.append("ssl_keyfile is set without ssl_certfile")
     if params.get("api_version") and not _API_VERSION_PATTERN.match(params["api_version"]):
@@ -160,6 +180,9 @@ class KafkaConnection:
         if errors:
             raise KafkaConnectionError(f"Invalid Kafka connection options for {self.where}: {'; '.join(errors)}.")
         self.config = client_config(params)
+        self._kerberos = None
+        if params.get("sasl_kerberos_keytab"):
+            self._kerberos = KerberosLogin(params["sasl_kerberos_principal"], params["sasl_kerberos_keytab"])
         self._admin = None
         self._cluster = None
         self._brokers_checked = False
@@ -245,12 +268,19 @@ class KafkaConnection:
                 pass
         self._clients = []
         self._admin = None
+        if self._kerberos is not None:
+            self._kerberos.close()
 
     def _track(self, client):
         self._clients.append(client)
         return client
 
     def _build(self, factory, config):
+        if self._kerberos is not None:
+            try:
+                self._kerberos.open()
+            except KerberosLoginError as exc:
+                raise KafkaConnectionError(f"Kerberos login for {self.where} failed: {exc}.") from exc
         try:
             return factory(**config)
         except KafkaError as exc:

@@ -90,7 +90,7 @@ def test_empty_source_is_refused(lab):
 
 def test_two_sources_coexist_and_absent_removes_only_one(lab):
     assert not sync(lab).failed
-    play = sync(lab, hosts_sync_source_alias="third")
+    play = sync(lab, hosts_sync_source_alias="third", hosts_sync_source_group="third_kafka")
     assert not play.failed, play.stdout[-3000:]
     text = lab.targets["wn0-second"].read_text()
     assert block_lines(text, "# BEGIN kafkaops.mirror hosts_sync third", "# END kafkaops.mirror hosts_sync third") == [

@@ -9,7 +9,7 @@ import tempfile
 import zipfile
 
 from . import html_report, job
-from .connection import SIDES, add_connection_arguments, connection_from_arguments, password_env_var
+from .connection import SIDES, add_connection_arguments, connection_from_arguments, key_password_env_var, password_env_var
 from .kafka_reader import CLIENTS
 from .naming import POLICIES
 from .report import UNAVAILABLE
@@ -21,8 +21,9 @@ def build_parser():
     parser = argparse.ArgumentParser(
         prog="validate_mirror.py",
         description="Prove that MirrorMaker 2 mirrored every record of the selected topics. Exit code 0 = passed,"
-                    " 1 = mirror defects found, 2 = could not validate. SASL passwords are read from %s and %s."
-                    % (password_env_var("source"), password_env_var("target")),
+                    " 1 = mirror defects found, 2 = could not validate. SASL passwords are read from %s and %s,"
+                    " TLS client key passwords from %s and %s."
+                    % (password_env_var("source"), password_env_var("target"), key_password_env_var("source"), key_password_env_var("target")),
     )
     for side in SIDES:
         add_connection_arguments(parser, side)

@@ -15,6 +15,11 @@ def password_env_var(side):
     return "MIRROR_VALIDATION_%s_SASL_PASSWORD" % side.upper()
 
 
+def key_password_env_var(side):
+    """The environment variable the password of `side`'s TLS client key is read from (never from the command line)."""
+    return "MIRROR_VALIDATION_%s_SSL_PASSWORD" % side.upper()
+
+
 @dataclass(frozen=True)
 class Connection:
     """Bootstrap servers plus the security settings of one cluster."""
@@ -25,9 +30,14 @@ class Connection:
     sasl_username: Optional[str] = None
     sasl_password: Optional[str] = None
     sasl_kerberos_service_name: str = "kafka"
+    # With a keytab, librdkafka runs kinit itself (sasl.kerberos.kinit.cmd) into the default credential cache,
+    # which kafka-python's GSSAPI reads too; without one, both use a ticket obtained with kinit beforehand.
+    sasl_kerberos_principal: Optional[str] = None
+    sasl_kerberos_keytab: Optional[str] = None
     ssl_cafile: Optional[str] = None
     ssl_certfile: Optional[str] = None
     ssl_keyfile: Optional[str] = None
+    ssl_password: Optional[str] = None
     ssl_check_hostname: bool = True
     # The largest response the client accepts. Brokers that ignore fetch size limits answer with
     # everything up to the log end, which can exceed the clients' default caps.
@@ -48,12 +58,18 @@ class Connection:
             config["sasl.password"] = self.sasl_password
         if self.sasl_mechanism == "GSSAPI":
             config["sasl.kerberos.service.name"] = self.sasl_kerberos_service_name
+            if self.sasl_kerberos_principal:
+                config["sasl.kerberos.principal"] = self.sasl_kerberos_principal
+            if self.sasl_kerberos_keytab:
+                config["sasl.kerberos.keytab"] = self.sasl_kerberos_keytab
         if self.ssl_cafile:
             config["ssl.ca.location"] = self.ssl_cafile
         if self.ssl_certfile:
             config["ssl.certificate.location"] = self.ssl_certfile
         if self.ssl_keyfile:
             config["ssl.key.location"] = self.ssl_keyfile
+        if self.ssl_password is not None:
+            config["ssl.key.password"] = self.ssl_password
         if self.security_protocol.endswith("SSL") and not self.ssl_check_hostname:
             config["ssl.endpoint.identification.algorithm"] = "none"
         if self.receive_max_bytes:
@@ -80,6 +96,8 @@ class Connection:
             config["ssl_certfile"] = self.ssl_certfile
         if self.ssl_keyfile:
             config["ssl_keyfile"] = self.ssl_keyfile
+        if self.ssl_password is not None:
+            config["ssl_password"] = self.ssl_password
         if self.security_protocol.endswith("SSL"):
             config["ssl_check_hostname"] = self.ssl_check_hostname
         if self.receive_max_bytes:
@@ -96,6 +114,8 @@ def add_connection_arguments(parser, side):
     group.add_argument("--%s-sasl-mechanism" % side, choices=SASL_MECHANISMS)
     group.add_argument("--%s-sasl-username" % side)
     group.add_argument("--%s-sasl-kerberos-service-name" % side, default="kafka")
+    group.add_argument("--%s-sasl-kerberos-principal" % side, help="principal to kinit as from the keytab (GSSAPI)")
+    group.add_argument("--%s-sasl-kerberos-keytab" % side, help="keytab of the principal (GSSAPI)")
     group.add_argument("--%s-ssl-cafile" % side)
     group.add_argument("--%s-ssl-certfile" % side)
     group.add_argument("--%s-ssl-keyfile" % side)
@@ -103,7 +123,7 @@ def add_connection_arguments(parser, side):
 
 
 def connection_from_arguments(args, side, receive_max_bytes=None, environ=None):
-    """Build the Connection of `side`; the SASL password comes from the environment (see password_env_var)."""
+    """Build the Connection of `side`; the passwords come from the environment (password_env_var, key_password_env_var)."""
     environ = os.environ if environ is None else environ
 
     def option(name):
@@ -116,9 +136,12 @@ def connection_from_arguments(args, side, receive_max_bytes=None, environ=None):
         sasl_username=option("sasl_username"),
         sasl_password=environ.get(password_env_var(side)),
         sasl_kerberos_service_name=option("sasl_kerberos_service_name"),
+        sasl_kerberos_principal=option("sasl_kerberos_principal"),
+        sasl_kerberos_keytab=option("sasl_kerberos_keytab"),
         ssl_cafile=option("ssl_cafile"),
         ssl_certfile=option("ssl_certfile"),
         ssl_keyfile=option("ssl_keyfile"),
+        ssl_password=environ.get(key_password_env_var(side)),
         ssl_check_hostname=not option("no_ssl_check_hostname"),
         receive_max_bytes=receive_max_bytes,
     )
