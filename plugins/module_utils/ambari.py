@@ -3,6 +3,15 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Ambari v1 REST client over Ansible's open_url: basic auth, X-Requested-By on writes, retries on 502/503/504.
 
+Headers follow what every Ambari 2.7.0..HEAD accepts, as its web UI sends them:
+- Accept */*: every API method is @Produces(MediaType.TEXT_PLAIN) (api/services/ClusterService.java,
+  RequestService.java), and Jersey 1.x answers 406 to an Accept that matches nothing a method produces.
+- Content-Type text/plain on bodies: the API servlet has Jackson's POJOMappingFeature on
+  (controller/AmbariServer.java), so before 2.7.4 an application/json body is read by Jackson into the
+  methods' String parameter and fails; api/ContentTypeOverrideFilter.java (first in 2.7.4) rewrites it.
+A restart POST is never retried blindly: Ambari does not de-duplicate requests, so after an ambiguous
+failure the client looks for the request it may have queued before posting again.
+
 The connection options are defined once here (ambari_connection_argument_spec) and documented in the
 kafkaops.mirror.ambari_connection doc fragment; keep the two in sync.
 """
@@ -21,6 +30,19 @@ RETRYABLE_STATUS = (502, 503, 504)
 TERMINAL_REQUEST_STATES = ("COMPLETED", "FAILED", "TIMEDOUT", "ABORTED")
 FAILED_REQUEST_STATES = ("FAILED", "TIMEDOUT", "ABORTED")
 REQUESTED_BY = "kafkaops.mirror"
+ACCEPT = "*/*"
+BODY_CONTENT_TYPE = "text/plain"
+# How many of the newest requests to search for one this client may have queued (the web UI's Background
+# Operations reads the newest 10 the same way: requests?to=end&page_size=10).
+RECENT_REQUESTS = 100
+
+
+class AmbiguousFailure(Exception):
+    """A write whose fate is unknown: the gateway failed or the connection dropped after the body was sent."""
+
+    def __init__(self, error):
+        super().__init__(str(error))
+        self.error = error
 
 
 def ambari_connection_argument_spec():
@@ -72,14 +94,18 @@ class AmbariClient:
         return "/api/v1/clusters/" + quote(self.cluster_name, safe="")
 
     # ---- transport ---------------------------------------------------------------------------
-    def call(self, method, path, body=None, query=None):
-        """Send one API call (retried on connection errors and 502/503/504) and return the parsed JSON body."""
+    def call(self, method, path, body=None, query=None, retry=True):
+        """Send one API call and return the parsed JSON body.
+
+        Connection errors and 502/503/504 are retried unless `retry` is false; then the first such failure raises
+        AmbiguousFailure, for callers whose write must not be repeated without checking whether it was applied.
+        """
         url = self.url + path + ("?" + urlencode(query, safe="/,*()") if query else "")
-        headers = {"Accept": "application/json"}
+        headers = {"Accept": ACCEPT}
         data = None
         if body is not None:
             data = json.dumps(body)
-            headers["Content-Type"] = "application/json"
+            headers["Content-Type"] = BODY_CONTENT_TYPE
         if method != "GET":
             # Ambari's CSRF filter rejects writes without it (400).
             headers["X-Requested-By"] = REQUESTED_BY
@@ -94,9 +120,12 @@ class AmbariClient:
                 raw = response.read()
                 return json.loads(raw) if raw.strip() else {}
             except HTTPError as exc:
-                if exc.code in RETRYABLE_STATUS and attempt <= self.retries:
-                    self._sleep(self.backoff * 2 ** (attempt - 1))
-                    continue
+                if exc.code in RETRYABLE_STATUS:
+                    if not retry:
+                        raise AmbiguousFailure(self._http_error(method, url, exc, attempt)) from None
+                    if attempt <= self.retries:
+                        self._sleep(self.backoff * 2 ** (attempt - 1))
+                        continue
                 raise self._http_error(method, url, exc, attempt) from None
             except SSLValidationError as exc:
                 raise AmbariError(
@@ -104,14 +133,17 @@ class AmbariClient:
                     f"or set validate_certs=false for a test cluster"
                 ) from None
             except (URLError, socket.timeout, ConnectionError, UrlsConnectionError) as exc:
+                reason = getattr(exc, "reason", exc)
+                unreachable = AmbariError(
+                    f"Ambari at {self.url} is unreachable ({method} {url} failed {attempt} times: {reason}); "
+                    f"check the url, that Ambari is running and that this host can reach it"
+                )
+                if not retry:
+                    raise AmbiguousFailure(unreachable) from None
                 if attempt <= self.retries:
                     self._sleep(self.backoff * 2 ** (attempt - 1))
                     continue
-                reason = getattr(exc, "reason", exc)
-                raise AmbariError(
-                    f"Ambari at {self.url} is unreachable ({method} {url} failed {attempt} times: {reason}); "
-                    f"check the url, that Ambari is running and that this host can reach it"
-                ) from None
+                raise unreachable from None
             except ValueError as exc:
                 raise AmbariError(f"Ambari answered {method} {url} with something that is not JSON ({exc}); is {self.url} an Ambari server?") from None
 
@@ -176,9 +208,21 @@ class AmbariClient:
     def host_components(self, service):
         """[(component, host, stale)] for every host component of a service."""
         query = {"HostRoles/service_name": service, "fields": "HostRoles/component_name,HostRoles/host_name,HostRoles/stale_configs"}
-        body = self.call("GET", self.cluster_path + "/host_components", query=query)
+        try:
+            body = self.call("GET", self.cluster_path + "/host_components", query=query)
+        except AmbariError as exc:
+            # AmbariManagementControllerImpl.getHostComponents: an unknown service is ServiceNotFoundException, HTTP 404.
+            if exc.status == 404:
+                raise AmbariError(f"cluster {self.cluster_name} at {self.url} has no service {service} ({exc}); check the service name", 404) from None
+            raise
         roles = [i["HostRoles"] for i in body.get("items", [])]
         return sorted((r["component_name"], r["host_name"], bool(r.get("stale_configs"))) for r in roles)
+
+    def host_component_states(self, service):
+        """{(component, host): state} of a service's host components (STARTED, INSTALLED, STARTING, ...)."""
+        query = {"HostRoles/service_name": service, "fields": "HostRoles/component_name,HostRoles/host_name,HostRoles/state"}
+        body = self.call("GET", self.cluster_path + "/host_components", query=query)
+        return {(i["HostRoles"]["component_name"], i["HostRoles"]["host_name"]): i["HostRoles"].get("state") for i in body.get("items", [])}
 
     # ---- requests ----------------------------------------------------------------------------
     def restart(self, service, component_hosts, context):
@@ -195,11 +239,36 @@ class AmbariClient:
             },
             "Requests/resource_filters": filters,
         }
-        answer = self.call("POST", self.cluster_path + "/requests", body=body)
+        newest_before = max((r["id"] for r in self.recent_requests()), default=0)
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                answer = self.call("POST", self.cluster_path + "/requests", body=body, retry=False)
+                break
+            except AmbiguousFailure as failure:
+                # The gateway may have failed after Ambari queued the request: adopt it rather than queue a second restart.
+                self._sleep(self.backoff * 2 ** (attempt - 1))
+                queued = [r["id"] for r in self.recent_requests() if r["id"] > newest_before and r["context"] == context]
+                if queued:
+                    return min(queued)
+                if attempt > self.retries:
+                    raise failure.error from None
         try:
             return int(answer["Requests"]["id"])
         except (KeyError, TypeError, ValueError):
             raise AmbariError(f"Ambari accepted the restart but returned no request id: {answer}") from None
+
+    def recent_requests(self):
+        """[{id, context}] of the cluster's newest requests (Ambari numbers requests in order)."""
+        body = self.call(
+            "GET", self.cluster_path + "/requests",
+            query={"fields": "Requests/id,Requests/request_context", "to": "end", "page_size": RECENT_REQUESTS},
+        )
+        return [
+            {"id": int(item["Requests"]["id"]), "context": item["Requests"].get("request_context")}
+            for item in body.get("items", []) if "id" in item.get("Requests", {})
+        ]
 
     def request_status(self, request_id):
         body = self.call(

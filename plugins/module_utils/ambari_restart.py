@@ -1,9 +1,11 @@
 # -*- coding: utf-8 -*-
 # Copyright: kafkaops.mirror contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Plan and run Ambari restarts of a service's host components: stale ones by default, all at once or one host at a time.
+"""Plan and run Ambari restarts of a service's host components: stale ones by default, one host at a time or all at once.
 
-Check mode returns the same plan (what would restart) and sends no request.
+After each request ends COMPLETED, the restarted components must be STARTED in Ambari and, when a Kafka connection
+is given, the brokers back in the cluster (ambari_broker_rejoin) before the next host restarts: COMPLETED only means
+that the start script returned. Check mode returns the same plan (what would restart) and sends no request.
 """
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from ansible_collections.kafkaops.mirror.plugins.module_utils.ambari import (
     AmbariClient,
     AmbariError,
 )
+from ansible_collections.kafkaops.mirror.plugins.module_utils.ambari_broker_rejoin import BrokersNotBack
 
 
 class RestartInputError(AmbariError):
@@ -92,12 +95,24 @@ class Restarter:
                 return dict(status, timed_out=True)
             self._sleep(self.poll_interval)
 
+    def wait_started(self, service, component_hosts, timeout):
+        """[(component, host, state)] still not STARTED when `timeout` ran out (empty once all are STARTED)."""
+        wanted = [(component, host) for component, hosts in component_hosts.items() for host in hosts]
+        deadline = self._clock() + timeout
+        while True:
+            states = self.client.host_component_states(service)
+            pending = [(c, h, states.get((c, h))) for c, h in wanted if states.get((c, h)) != "STARTED"]
+            if not pending or self._clock() >= deadline:
+                return pending
+            self._sleep(self.poll_interval)
+
 
 def _stale_lines(targets):
     return "".join(f"{component} on {host}\n" for component, host in sorted(targets))
 
 
-def restart_components(params, check_mode, client=None, restarter=None):
+def restart_components(params, check_mode, client=None, restarter=None, rejoin=None):
+    """Restart what the plan selects; `rejoin` (a RejoinWaiter, or None) waits for the Kafka brokers after each request."""
     service = params["service"]
     client = client or AmbariClient.from_params(params)
     restarter = restarter or Restarter(client, poll_interval=params["poll_interval"])
@@ -120,6 +135,8 @@ def restart_components(params, check_mode, client=None, restarter=None):
     context = params["context"] or f"Restart {'stale ' if params['only_stale'] else ''}{service} components (kafkaops.mirror)"
     for index, component_hosts in enumerate(plan, start=1):
         label = context if len(plan) == 1 else f"{context} [{index}/{len(plan)}]"
+        # Read before the restart, so that an unreadable cluster stops the run before anything goes down.
+        before = rejoin.snapshot() if rejoin and params["wait"] else None
         request_id = client.restart(service, component_hosts, label)
         entry = {"id": request_id, "context": label, "hosts": sorted({h for hs in component_hosts.values() for h in hs}), "status": "Accepted"}
         result["requests"].append(entry)
@@ -136,4 +153,31 @@ def restart_components(params, check_mode, client=None, restarter=None):
             )
         if status["status"] in FAILED_REQUEST_STATES:
             raise RestartFailed(describe_failure(client.cluster_name, status, client.request_tasks(request_id)), result)
+        _wait_back(client, restarter, rejoin, before, component_hosts, entry, params, result)
     return result
+
+
+def _wait_back(client, restarter, rejoin, before, component_hosts, entry, params, result):
+    """Wait until the request's components are STARTED in Ambari and (with `rejoin`) the brokers are back in Kafka."""
+    where = f"after Ambari request {entry['id']} ({entry['context']!r}) on cluster {client.cluster_name} COMPLETED"
+    not_started = restarter.wait_started(params["service"], component_hosts, params["wait_timeout"])
+    if not_started:
+        states = ", ".join(f"{c} on {h} is {state or 'unknown'}" for c, h, state in not_started)
+        raise RestartFailed(
+            f"{where}, {states} after {params['wait_timeout']} s; look at the component's log on that host, start it in Ambari, "
+            "and run again before restarting further hosts.",
+            result,
+        )
+    entry["started"] = True
+    if rejoin is None:
+        return
+    try:
+        rejoin.wait(before, params["wait_timeout"])
+    except BrokersNotBack as exc:
+        raise RestartFailed(
+            f"{where}, the Kafka cluster is not back to where it was before the restart after {params['wait_timeout']} s: {exc}. "
+            "No further host was restarted; check the broker's log (server.log) on the restarted host, and run again once its "
+            "partitions are in sync.",
+            result,
+        ) from None
+    entry["brokers_back"] = True

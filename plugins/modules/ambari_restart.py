@@ -16,10 +16,17 @@ description:
   - Waits for each request to finish; fails when it ends V(FAILED), V(TIMEDOUT) or V(ABORTED), naming the request id, its
     context and the failed tasks, or when it is still running after O(wait_timeout) seconds. A rolling restart stops at the
     first host that fails.
+  - A request that ended V(COMPLETED) only means the start scripts returned. Before the next host restarts, the module waits
+    until Ambari reports the restarted components V(STARTED) and, when O(bootstrap_servers) is given, until Kafka's own
+    metadata shows every broker registered before the restart registered again and every partition that was fully in sync
+    before fully in sync again.
+  - The restart POST is not repeated blindly after a gateway error or a timeout (Ambari does not de-duplicate requests):
+    the module first looks for a request with the same context that Ambari accepted meanwhile, and follows that one.
 author: kafkaops.mirror developers (@kafkaops)
 extends_documentation_fragment:
   - kafkaops.mirror.attributes
   - kafkaops.mirror.ambari_connection
+  - kafkaops.mirror.kafka_connection
 attributes:
   check_mode:
     support: full
@@ -51,9 +58,18 @@ options:
     type: bool
     default: true
   rolling:
-    description: Restart one host at a time (one Ambari request per host, each awaited before the next).
+    description:
+      - Restart one host at a time (one Ambari request per host, each awaited, and its brokers back, before the next).
+      - V(false) restarts every selected host with one request, which on Kafka takes all replicas of a partition down at once.
     type: bool
-    default: false
+    default: true
+  bootstrap_servers:
+    description:
+      - The Kafka cluster of O(service), as C(host:port), to check that restarted brokers are back (see the description);
+        the other Kafka connection options apply to it. Needs kafka-python on the host that runs the module.
+      - Without it, the module waits only for Ambari's V(STARTED) state.
+    type: list
+    elements: str
   wait:
     description: Wait for each request to finish. With V(false) the module returns the request ids right after Ambari accepts them.
     type: bool
@@ -126,21 +142,39 @@ requests:
       description: Final request status (V(Accepted) when O(wait=false)).
       type: str
       sample: COMPLETED
+    started:
+      description: Whether Ambari reported the restarted components V(STARTED) afterwards; absent when O(wait=false).
+      type: bool
+    brokers_back:
+      description: Whether Kafka's metadata showed the brokers back and partitions in sync; absent without O(bootstrap_servers).
+      type: bool
 """
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.kafkaops.mirror.plugins.module_utils.ambari import AmbariError, ambari_connection_argument_spec
+from ansible_collections.kafkaops.mirror.plugins.module_utils.ambari_broker_rejoin import RejoinWaiter
 from ansible_collections.kafkaops.mirror.plugins.module_utils.ambari_restart import RestartFailed, restart_components
+from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_client import (
+    KafkaConnectionError,
+    KafkaError,
+    connection_option_errors,
+    ensure_kafka_python,
+    kafka_connection_argument_spec,
+)
 
 
 def argument_spec():
     spec = ambari_connection_argument_spec()
+    kafka = kafka_connection_argument_spec()
+    # The Kafka connection is optional here: without it only Ambari's component state is awaited.
+    kafka["bootstrap_servers"]["required"] = False
+    spec.update(kafka)
     spec.update(
         service=dict(type="str", default="KAFKA"),
         components=dict(type="list", elements="str"),
         hosts=dict(type="list", elements="str"),
         only_stale=dict(type="bool", default=True),
-        rolling=dict(type="bool", default=False),
+        rolling=dict(type="bool", default=True),
         wait=dict(type="bool", default=True),
         wait_timeout=dict(type="int", default=1800),
         poll_interval=dict(type="float", default=5),
@@ -153,8 +187,17 @@ def main():
     module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
     if module.params["wait_timeout"] <= 0 or module.params["poll_interval"] <= 0:
         module.fail_json(msg=f"wait_timeout ({module.params['wait_timeout']}) and poll_interval ({module.params['poll_interval']}) must be positive")
+    rejoin = None
+    if module.params["bootstrap_servers"]:
+        errors = connection_option_errors(module.params)
+        if errors:
+            module.fail_json(msg="Kafka connection options for the broker check: " + "; ".join(errors))
+        ensure_kafka_python(module)
+        rejoin = RejoinWaiter(module.params, poll_interval=module.params["poll_interval"])
     try:
-        result = restart_components(module.params, module.check_mode)
+        result = restart_components(module.params, module.check_mode, rejoin=rejoin)
+    except (KafkaConnectionError, KafkaError) as exc:
+        module.fail_json(msg=f"Before restarting anything, the Kafka cluster could not be read for the broker check: {exc}", changed=False)
     except RestartFailed as exc:
         failed = dict(exc.result)
         failed.pop("diff")

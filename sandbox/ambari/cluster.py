@@ -43,6 +43,8 @@ class Cluster:
             if unknown:
                 raise ValueError(f"host {host['host_name']}: unknown components {unknown}; known: {sorted(COMPONENT_SERVICE)}")
         self.username = config.get("username", "admin")
+        self.esp = bool(config.get("esp"))
+        self.ambari_version = str(config.get("ambari_version", defaults.AMBARI_VERSION))
         self.broker_config_file = config.get("broker_config_file")
         self.restart_command = config.get("restart_command") or []
         self.state_file = Path(config["state_file"]) if config.get("state_file") else None
@@ -70,10 +72,11 @@ class Cluster:
         created = now_ms()
         zookeepers = [h["host_name"] for h in self.hosts if "ZOOKEEPER_SERVER" in h["components"]]
         configs, desired = {}, {}
-        for config_type, properties in defaults.initial_configs(zookeepers).items():
+        for config_type, properties in defaults.initial_configs(zookeepers, self.esp).items():
             configs[config_type] = {"version1": {"version": 1, "properties": properties, "properties_attributes": {}, "created": created}}
             desired[config_type] = "version1"
-        state = {"configs": configs, "desired": desired, "service_config_versions": [], "stale": {}, "requests": {}, "next_request_id": 1, "next_task_id": 1}
+        state = {"configs": configs, "desired": desired, "service_config_versions": [], "stale": {}, "requests": {}, "next_request_id": 1,
+                 "next_task_id": 1, "component_state": {}, "restarts": []}
         for service in sorted(set(defaults.CONFIG_TYPE_SERVICE.values())):
             types = [t for t, s in defaults.CONFIG_TYPE_SERVICE.items() if s == service]
             state["service_config_versions"].append(
@@ -111,11 +114,32 @@ class Cluster:
         with self.lock:
             return dict(self.state["configs"][config_type][self.state["desired"][config_type]]["properties"])
 
+    def _differs_from_desired(self, entry: dict) -> bool:
+        """AmbariManagementControllerImpl.updateCluster's isConfigurationCreationNeeded for one desired_config entry."""
+        config_type = entry.get("type")
+        current = self.state["configs"].get(config_type, {}).get(self.state["desired"].get(config_type))
+        if current is None:
+            return True
+        if (entry.get("properties_attributes") or {}) != (current.get("properties_attributes") or {}):
+            return True
+        properties = entry.get("properties")
+        if not properties:
+            return entry.get("tag") != self.state["desired"][config_type]
+        return {str(k): str(v) for k, v in properties.items()} != current["properties"]
+
     def set_desired_configs(self, entries: list, user: str) -> list:
-        """PUT desired_config: validate all entries first, then store; one service config version per service."""
+        """PUT desired_config: validate all entries first, then store; one service config version per service.
+
+        As real Ambari (AmbariManagementControllerImpl.updateCluster), a PUT whose every entry equals the desired
+        config makes no version and marks nothing stale.
+        """
         if not isinstance(entries, list) or not entries:
             raise ApiError(400, "Clusters/desired_config must be a non-empty list of {type, tag, properties}")
         with self.lock:
+            if all(entry.get("type") in defaults.CONFIG_TYPE_SERVICE for entry in entries) and not any(
+                self._differs_from_desired(entry) for entry in entries
+            ):
+                return []
             planned = []
             for entry in entries:
                 config_type, tag = entry.get("type"), entry.get("tag")
@@ -170,8 +194,7 @@ class Cluster:
                 }
                 self.state["service_config_versions"].append(scv)
                 new_versions.append(scv)
-                # Real Ambari marks stale whenever the desired config differs from what the host runs;
-                # every new version does, even with identical properties.
+                # Real Ambari marks stale whenever the desired config differs from what the host runs.
                 for host, component in self.host_components(service):
                     self.state["stale"][f"{host}|{component}"] = True
             self.save()
@@ -196,6 +219,35 @@ class Cluster:
             for c in h["components"]
             if service is None or COMPONENT_SERVICE[c] == service
         ]
+
+    def component_state(self, host_name: str, component: str) -> str:
+        """STARTED, or INSTALLED while a restart has it stopped (what Ambari's status command would report)."""
+        with self.lock:
+            return self.state.setdefault("component_state", {}).get(f"{host_name}|{component}", "STARTED")
+
+    def set_component_states(self, request: dict, state: str) -> None:
+        with self.lock:
+            for task in request["tasks"]:
+                self.state.setdefault("component_state", {})[f"{task['host_name']}|{task['role']}"] = state
+            self.save()
+
+    def record_restart(self, request: dict, **times) -> None:
+        """The restart log tests read at GET /_sandbox/restarts: per request and host, when it was asked, stopped, started."""
+        with self.lock:
+            log = self.state.setdefault("restarts", [])
+            for task in request["tasks"]:
+                entry = next((e for e in log if e["request_id"] == request["id"] and e["host_name"] == task["host_name"]
+                              and e["component"] == task["role"]), None)
+                if entry is None:
+                    entry = {"request_id": request["id"], "host_name": task["host_name"], "component": task["role"],
+                             "requested_ms": request["create_time"]}
+                    log.append(entry)
+                entry.update(times)
+            self.save()
+
+    def restarts(self) -> list:
+        with self.lock:
+            return json.loads(json.dumps(self.state.get("restarts", [])))
 
     def is_stale(self, host_name: str, component: str) -> bool:
         with self.lock:

@@ -1,7 +1,10 @@
 """The configuration an HDInsight Kafka cluster starts with, as Ambari reports it.
 
 Values follow a stock HDInsight 4.0/5.x Kafka cluster: auto-create off, brokers listening on
-localhost and advertising their FQDN (kafka-env has no IP-advertising snippet yet).
+localhost and advertising their FQDN (kafka-env has no IP-advertising snippet yet). With `esp` (an
+Enterprise Security Package cluster: Kerberos through Azure AD DS) the brokers speak SASL_PLAINTEXT with
+GSSAPI, the listener Ambari's KAFKA service script keeps as it is once "SASL" is in its name
+(common-services/KAFKA/0.8.1/package/scripts/kafka.py, release-2.7.3).
 """
 from __future__ import annotations
 
@@ -31,9 +34,23 @@ fi
 """
 
 
-def kafka_broker(zookeeper_hosts: list) -> dict:
+# Ambari version the emulator answers as by default: HDInsight 4.0 and 5.x run an Ambari 2.7 before 2.7.4.
+AMBARI_VERSION = "2.7.3"
+
+# What an ESP cluster's kafka-broker has on top of the stock settings.
+ESP_KAFKA_BROKER = {
+    "listeners": "SASL_PLAINTEXT://localhost:9092",
+    "security.inter.broker.protocol": "SASL_PLAINTEXT",
+    "sasl.enabled.mechanisms": "GSSAPI",
+    "sasl.mechanism.inter.broker.protocol": "GSSAPI",
+    "sasl.kerberos.service.name": "kafka",
+    "authorizer.class.name": "org.apache.ranger.authorization.kafka.authorizer.RangerKafkaAuthorizer",
+}
+
+
+def kafka_broker(zookeeper_hosts: list, esp: bool = False) -> dict:
     zookeeper_connect = ",".join(f"{host}:2181" for host in zookeeper_hosts)
-    return {
+    properties = {
         "auto.create.topics.enable": "false",
         "auto.leader.rebalance.enable": "true",
         "compression.type": "producer",
@@ -64,6 +81,9 @@ def kafka_broker(zookeeper_hosts: list) -> dict:
         "zookeeper.connection.timeout.ms": "25000",
         "zookeeper.session.timeout.ms": "30000",
     }
+    if esp:
+        properties.update(ESP_KAFKA_BROKER)
+    return properties
 
 
 def kafka_env() -> dict:
@@ -96,5 +116,5 @@ SERVICE_COMPONENTS = {"KAFKA": ["KAFKA_BROKER"], "ZOOKEEPER": ["ZOOKEEPER_SERVER
 STACK_ID = "HDP-2.6"
 
 
-def initial_configs(zookeeper_hosts: list) -> dict:
-    return {"kafka-broker": kafka_broker(zookeeper_hosts), "kafka-env": kafka_env(), "zoo.cfg": zoo_cfg()}
+def initial_configs(zookeeper_hosts: list, esp: bool = False) -> dict:
+    return {"kafka-broker": kafka_broker(zookeeper_hosts, esp), "kafka-env": kafka_env(), "zoo.cfg": zoo_cfg()}

@@ -1,8 +1,9 @@
 """Runs restart requests one at a time, as Ambari's action scheduler does.
 
-A request waits PENDING, runs IN_PROGRESS, then applies the desired Kafka config to the sandbox
-broker (broker_config_file + restart_command) and ends COMPLETED, or FAILED when the command fails
-or a failure was injected.
+A request waits PENDING, runs IN_PROGRESS (its components INSTALLED, i.e. stopped), then applies the
+desired Kafka config to the sandbox broker (broker_config_file + restart_command) and ends COMPLETED
+with its components STARTED, or FAILED (components left INSTALLED) when the command fails or a failure
+was injected. Every restart is logged per host (Cluster.record_restart) with its times.
 """
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ import subprocess
 import threading
 import time
 from pathlib import Path
+
+from .cluster import now_ms
 
 PENDING_S = 0.3
 IN_PROGRESS_S = 0.7
@@ -48,6 +51,8 @@ class RequestExecutor:
         time.sleep(PENDING_S)
         desired_at_start = cluster.desired_tags()
         cluster.update_request(request_id, "IN_PROGRESS", 10.0, task_status="IN_PROGRESS")
+        cluster.set_component_states(request, "INSTALLED")
+        cluster.record_restart(request, stopped_ms=now_ms())
         time.sleep(IN_PROGRESS_S + float(request.get("delay_s") or 0))
         if request.get("inject_failure"):
             cluster.update_request(
@@ -60,6 +65,8 @@ class RequestExecutor:
             cluster.update_request(request_id, "FAILED", 100.0, task_status="FAILED", exit_code=1, stdout=stdout, stderr=stderr)
             return
         cluster.clear_stale(request, desired_at_start)
+        cluster.set_component_states(request, "STARTED")
+        cluster.record_restart(request, started_ms=now_ms())
         cluster.update_request(request_id, "COMPLETED", 100.0, task_status="COMPLETED", exit_code=0, stdout=stdout, stderr=stderr)
 
     def _apply_to_broker(self, request: dict):

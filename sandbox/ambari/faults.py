@@ -1,4 +1,8 @@
-"""Fault injection for tests: gateway errors, a restart request that fails, slow restarts."""
+"""Fault injection for tests: gateway errors before or after a write is processed, a restart request that fails, slow restarts.
+
+`processed_status` is the gateway failure that hides a success: Ambari stores the write (a config version, a queued
+request), then the client gets e.g. 504; a client that simply retries a restart POST queues it twice.
+"""
 from __future__ import annotations
 
 import threading
@@ -15,13 +19,22 @@ class Faults:
         self.http_count = 0
         self.fail_next_request = False
         self.request_delay_s = 0.0
+        self.processed_status = None
+        self.processed_count = 0
 
     def configure(self, body: dict) -> None:
         """Add the faults named in `body`; unknown keys are an error so that a typo does not pass silently."""
-        unknown = set(body) - {"http_status", "count", "fail_next_request", "request_delay_s"}
+        unknown = set(body) - {"http_status", "count", "fail_next_request", "request_delay_s", "processed_status", "processed_count"}
         if unknown:
-            raise FaultError(f"unknown fault keys {sorted(unknown)}; use http_status+count, fail_next_request, request_delay_s")
+            raise FaultError(f"unknown fault keys {sorted(unknown)}; use http_status+count, processed_status+processed_count, "
+                             "fail_next_request, request_delay_s")
         with self._lock:
+            if "processed_status" in body:
+                status = int(body["processed_status"])
+                if not 500 <= status <= 599:
+                    raise FaultError(f"processed_status must be 500..599 (a gateway failure after Ambari answered), got {status}")
+                self.processed_status = status
+                self.processed_count = int(body.get("processed_count", 1))
             if "http_status" in body:
                 status = int(body["http_status"])
                 if not 400 <= status <= 599:
@@ -38,6 +51,18 @@ class Faults:
             self.http_status, self.http_count = None, 0
             self.fail_next_request = False
             self.request_delay_s = 0.0
+            self.processed_status, self.processed_count = None, 0
+
+    def take_processed_error(self):
+        """The status to answer this write with after processing it, or None; consumes one of processed_count."""
+        with self._lock:
+            if self.processed_status is None or self.processed_count <= 0:
+                return None
+            self.processed_count -= 1
+            status = self.processed_status
+            if self.processed_count == 0:
+                self.processed_status = None
+            return status
 
     def take_http_error(self):
         """The status to answer this API call with, or None; consumes one of the configured count."""
@@ -62,4 +87,6 @@ class Faults:
                 "count": self.http_count,
                 "fail_next_request": self.fail_next_request,
                 "request_delay_s": self.request_delay_s,
+                "processed_status": self.processed_status,
+                "processed_count": self.processed_count,
             }

@@ -62,6 +62,14 @@ def _project(value, tree):
     return out
 
 
+def page(items: list, query: dict) -> list:
+    """Ambari's pagination for what the web UI uses: `page_size=N` with `to=end` (the last N) or from the start."""
+    if "page_size" not in query:
+        return items
+    size = int(query["page_size"])
+    return items[-size:] if query.get("to") == "end" else items[:size]
+
+
 def project(resource: dict, fields, always) -> dict:
     """Keep `fields` plus the resource's key properties (`always`), as Ambari's partial response does."""
     tree = _field_tree(list(fields) + list(always) + ["href"])

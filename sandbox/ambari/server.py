@@ -1,4 +1,12 @@
-"""HTTP front of the Ambari emulator: basic auth, the CSRF header rule, routing, partial responses."""
+"""HTTP front of the Ambari emulator: basic auth, the CSRF header rule, media types, routing, partial responses.
+
+Media types as Ambari's Jersey 1.x resources handle them: every API method is @Produces(MediaType.TEXT_PLAIN)
+(api/services/ClusterService.java, RequestService.java, ...), so an Accept header that admits no text/plain is
+406 Not Acceptable, and answers are text/plain. A body sent as application/json fails before 2.7.4: the API
+servlet has Jackson's POJOMappingFeature on (controller/AmbariServer.java), so Jackson, not the plain-text
+reader, is asked to turn the JSON object into the methods' String parameter; api/ContentTypeOverrideFilter.java,
+first in release-2.7.4, rewrites application/json to text/plain. The emulator claims `ambari_version`.
+"""
 from __future__ import annotations
 
 import base64
@@ -16,6 +24,27 @@ from .faults import FaultError, Faults
 from .resources import KEYS, Shapes
 
 CSRF_MESSAGE = "CSRF protection is turned on. X-Requested-By HTTP header is required."
+JSON_BODY_MESSAGE = (
+    "Can not deserialize instance of java.lang.String out of START_OBJECT token (a body sent as application/json; "
+    "Ambari before 2.7.4 reads request bodies as text/plain)"
+)
+CONTENT_TYPE_OVERRIDE_VERSION = (2, 7, 4)
+
+
+def version_tuple(version: str) -> tuple:
+    return tuple(int(part) for part in version.split(".")[:3] if part.isdigit())
+
+
+def accepts_text_plain(accept: str) -> bool:
+    """Whether an Accept header admits text/plain (absent or empty admits everything)."""
+    if not accept.strip():
+        return True
+    for media_range in accept.split(","):
+        kind, *params = [part.strip() for part in media_range.split(";")]
+        quality = next((p.split("=", 1)[1] for p in params if p.replace(" ", "").startswith("q=")), "1")
+        if kind.lower() in ("*/*", "text/*", "text/plain") and float(quality or 1) > 0:
+            return True
+    return False
 REQUEST_DEFAULT_FIELDS = ["Requests/*", "tasks/Tasks/cluster_name", "tasks/Tasks/id", "tasks/Tasks/request_id"]
 
 
@@ -49,9 +78,14 @@ class Handler(BaseHTTPRequestHandler):
         sys.stderr.write(f"ambari-emulator {self.address_string()} {format % args}\n")
 
     def _send(self, status: int, body) -> None:
+        processed_fault = getattr(self, "_processed_fault", None)
+        if processed_fault and status < 400:
+            # The write went through; the gateway in front of Ambari failed the answer.
+            self._processed_fault = None
+            status, body = processed_fault, {"status": processed_fault, "message": "Gateway Timeout (sandbox fault: after processing)"}
         data = json.dumps(body, indent=2).encode() if body is not None else b""
         self.send_response(status)
-        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Type", "text/plain")
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
@@ -64,6 +98,9 @@ class Handler(BaseHTTPRequestHandler):
         raw = self.rfile.read(length) if length else b""
         if not raw.strip():
             return {}
+        content_type = (self.headers.get("Content-Type") or "").strip().lower()
+        if content_type.startswith("application/json") and version_tuple(self.server.cluster.ambari_version) < CONTENT_TYPE_OVERRIDE_VERSION:
+            raise ApiError(400, JSON_BODY_MESSAGE)
         try:
             return json.loads(raw)
         except ValueError as exc:
@@ -96,12 +133,16 @@ class Handler(BaseHTTPRequestHandler):
         self._dispatch("DELETE")
 
     def _dispatch(self, method: str) -> None:
+        self._processed_fault = None
         url = urlsplit(self.path)
         path = unquote(url.path).rstrip("/")
         params = dict(parse_qsl(url.query, keep_blank_values=True))
         try:
             if path == "/_sandbox/faults":
                 self._faults(method)
+                return
+            if path == "/_sandbox/restarts":
+                self._send(200, {"restarts": self.server.cluster.restarts()})
                 return
             if not path.startswith("/api/v1"):
                 raise ApiError(404, f"The requested resource doesn't exist: {path}")
@@ -120,6 +161,12 @@ class Handler(BaseHTTPRequestHandler):
                 self._body()
                 self._error(400, CSRF_MESSAGE)
                 return
+            if not accepts_text_plain(self.headers.get("Accept", "")):
+                self._body()
+                self._error(406, "Not Acceptable")
+                return
+            if method != "GET":
+                self._processed_fault = self.server.faults.take_processed_error()
             self._route(method, path[len("/api/v1"):], params, user)
         except ApiError as exc:
             self._error(exc.status, exc.message)
@@ -183,7 +230,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def _collection(self, items: list, kind: str, params: dict, full_by_default: bool = False) -> None:
         wanted = query.predicates(params)
-        selected = [item for item in items if query.matches(item, wanted)]
+        selected = query.page([item for item in items if query.matches(item, wanted)], params)
         if "fields" in params:
             fields = params["fields"].split(",")
         else:
@@ -228,6 +275,15 @@ class Handler(BaseHTTPRequestHandler):
         self._single(self.shapes.host(self._known_host(args["h"])), "host", params)
 
     def _get_host_components(self, args, params, user):
+        # AmbariManagementControllerImpl.getHostComponents: a service or component named in the query that the
+        # cluster lacks is ServiceNotFoundException / ServiceComponentHostNotFoundException, 404.
+        service = params.get("HostRoles/service_name")
+        if service is not None:
+            self._known_service(service)
+        component = params.get("HostRoles/component_name")
+        if component is not None and component not in {c for _h, c in self.server.cluster.host_components()}:
+            raise ApiError(404, f"The requested resource doesn't exist: ServiceComponentHost not found, clusterName={self.server.cluster.name}, "
+                                f"serviceComponentName={component}")
         pairs = self.server.cluster.host_components()
         if "h" in args:
             self._known_host(args["h"])

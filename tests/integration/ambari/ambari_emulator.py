@@ -33,7 +33,7 @@ def cluster_hosts(short: str = "primar", net_prefix: str = "127.20.60") -> list:
 
 
 class Emulator:
-    def __init__(self, workdir: Path, cluster_name: str = "primary", restart_command=None, hosts=None, password: str = "s3cret-Pass"):
+    def __init__(self, workdir: Path, cluster_name: str = "primary", restart_command=None, hosts=None, password: str = "s3cret-Pass", **options):
         self.workdir = Path(workdir)
         self.workdir.mkdir(parents=True, exist_ok=True)
         host = next(_ADDRESSES)
@@ -50,6 +50,7 @@ class Emulator:
             "broker_config_file": str(self.workdir / "broker-config.json"),
             "restart_command": restart_command if restart_command is not None else [sys.executable, "-c", "print('broker restarted')"],
             "state_file": str(self.workdir / "ambari-state.json"),
+            **options,  # esp, ambari_version
         }
         self.config_path = self.workdir / "ambari.json"
         self.config_path.write_text(json.dumps(self.config))
@@ -89,7 +90,7 @@ class Emulator:
             self._log.close()
 
     # ---- HTTP --------------------------------------------------------------------------------
-    def call(self, method: str, path: str, body=None, auth=("admin", None), requested_by: bool = True):
+    def call(self, method: str, path: str, body=None, auth=("admin", None), requested_by: bool = True, headers=None):
         """(status, parsed JSON body) for `path` under the cluster, or under the server for /api/... and /_sandbox/..."""
         if path.startswith("http"):
             url = path
@@ -104,6 +105,8 @@ class Emulator:
             request.add_header("Authorization", "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode())
         if requested_by and method != "GET":
             request.add_header("X-Requested-By", "kafkaops-tests")
+        for name, value in (headers or {}).items():
+            request.add_header(name, value)
         try:
             with urllib.request.urlopen(request, timeout=10) as response:
                 raw = response.read()
@@ -133,6 +136,12 @@ class Emulator:
 
     def requests(self) -> list:
         return self.get("/requests?fields=Requests/*")["items"]
+
+    def restarts(self) -> list:
+        """The emulator's restart log: per request and host, requested_ms, stopped_ms and started_ms."""
+        status, body = self.call("GET", "/_sandbox/restarts", auth=None)
+        assert status == 200, body
+        return body["restarts"]
 
     def faults(self, **fault) -> dict:
         status, body = self.call("POST", "/_sandbox/faults", fault, auth=None, requested_by=False)

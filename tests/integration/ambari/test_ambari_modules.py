@@ -156,7 +156,7 @@ def test_restart_check_mode_then_real_then_idempotent(emulator):
     assert check["diff"]["before"].count("KAFKA_BROKER on") == 3
     assert emulator.requests() == [] and len(emulator.stale()) == 3
 
-    real = run_module("ambari_restart", restart_args(emulator))
+    real = run_module("ambari_restart", restart_args(emulator, rolling=False))
     assert real["changed"] and len(real["requests"]) == 1 and real["requests"][0]["status"] == "COMPLETED"
     assert real["requests"][0]["hosts"] == WORKERS
     assert emulator.stale() == []
@@ -185,7 +185,7 @@ def test_restart_named_hosts_only(emulator):
 def test_failed_restart_names_request_and_tasks(emulator):
     make_stale(emulator)
     emulator.faults(fail_next_request=True)
-    result = run_module("ambari_restart", restart_args(emulator, context="Apply mirror settings"))
+    result = run_module("ambari_restart", restart_args(emulator, context="Apply mirror settings", rolling=False))
     assert result["failed"]
     (request,) = emulator.requests()
     request_id = request["Requests"]["id"]
@@ -219,7 +219,9 @@ def test_restart_unknown_host_fails_without_request(emulator):
 
 def test_restart_unknown_service_fails(emulator):
     result = run_module("ambari_restart", restart_args(emulator, service="KAFAK"))
-    assert result["failed"] and "service KAFAK has no host components in cluster primary" in result["msg"]
+    # AmbariManagementControllerImpl.getHostComponents: an unknown service is ServiceNotFoundException, HTTP 404.
+    assert result["failed"] and "cluster primary" in result["msg"] and "has no service KAFAK" in result["msg"]
+    assert "Service not found" in result["msg"] and emulator.requests() == []
 
 
 def test_restart_bad_timeout_fails_before_any_call(emulator):

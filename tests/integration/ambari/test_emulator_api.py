@@ -85,11 +85,12 @@ def test_put_desired_config_creates_a_version_with_note_and_history(emulator):
     assert history[-1]["service_config_version_note"] == "enable auto create"
     types = {c["type"]: c["tag"] for c in history[-1]["configurations"]}
     assert types == {"kafka-broker": "version100", "kafka-env": "version1"}
-    # Identical properties still make a version, as real Ambari does: modules must not PUT unchanged configs.
+    # Identical properties make no version and nothing stale (AmbariManagementControllerImpl.updateCluster,
+    # isConfigurationCreationNeeded), whatever the tag.
     status, _body = emulator.put_config("kafka-broker", props, "version101")
-    assert status == 200 and len(emulator.config_versions()) == 3
+    assert status == 200 and len(emulator.config_versions()) == 2 and emulator.desired_tag("kafka-broker") == "version100"
     # A tag can be used once per type.
-    status, body = emulator.put_config("kafka-broker", props, "version101")
+    status, body = emulator.put_config("kafka-broker", dict(props, **{"num.partitions": "4"}), "version100")
     assert status == 500 and "exists for 'kafka-broker'" in body["message"]
 
 

@@ -9,7 +9,7 @@ from sandbox import broker_config
 pytestmark = pytest.mark.integration
 
 MARKER = "# BEGIN kafkaops.mirror ip advertising"
-BROKER_TASK = "kafkaops.mirror.ambari_kafka : Set listeners, auto-create and extra broker properties in kafka-broker"
+BROKER_TASK = "kafkaops.mirror.ambari_kafka : Set the kafka-broker properties asked for; every other property keeps its value"
 ENV_TASK = "kafkaops.mirror.ambari_kafka : Add or remove the IP-advertising snippet in kafka-env"
 RESTART_TASK = "kafkaops.mirror.ambari_kafka : Restart the Kafka brokers whose configs are stale"
 
@@ -30,14 +30,13 @@ def apply_role(emu, check=False, **role_vars):
 
 def test_role_applies_settings_restarts_and_is_idempotent(emulator):
     play = apply_role(emulator, ambari_kafka_ip_advertising=True, ambari_kafka_auto_create_topics=True,
-                      ambari_kafka_extra_properties={"num.partitions": 3}, ambari_kafka_rolling=True)
+                      ambari_kafka_extra_properties={"num.partitions": 3}, ambari_kafka_bind_all_interfaces=True)
     assert not play.failed, play.stdout[-3000:]
     broker = emulator.properties("kafka-broker")
     assert broker["listeners"] == "PLAINTEXT://0.0.0.0:9092"
     assert broker["auto.create.topics.enable"] == "true" and broker["num.partitions"] == "3"
     content = emulator.properties("kafka-env")["content"]
-    assert content.count(MARKER) == 1
-    assert 'echo "advertised.listeners=PLAINTEXT://$IP_ADDRESS:9092" >> /usr/hdp/current/kafka-broker/conf/server.properties' in content
+    assert content.count(MARKER) == 1 and ">> /usr/hdp/current/kafka-broker/conf/server.properties" in content
     # One version per config type, then one restart request per broker host (rolling), all completed.
     assert len(emulator.config_versions()) == 3
     assert [r["Requests"]["request_status"] for r in emulator.requests()] == ["COMPLETED"] * 3
@@ -47,13 +46,13 @@ def test_role_applies_settings_restarts_and_is_idempotent(emulator):
     assert applied.advertise_ip and applied.auto_create_topics
 
     again = apply_role(emulator, ambari_kafka_ip_advertising=True, ambari_kafka_auto_create_topics=True,
-                       ambari_kafka_extra_properties={"num.partitions": 3}, ambari_kafka_rolling=True)
+                       ambari_kafka_extra_properties={"num.partitions": 3}, ambari_kafka_bind_all_interfaces=True)
     assert not again.failed and again.changed_count == 0
     assert len(emulator.config_versions()) == 3 and len(emulator.requests()) == 3
 
 
 def test_role_check_mode_changes_nothing(emulator):
-    play = apply_role(emulator, check=True, ambari_kafka_ip_advertising=True)
+    play = apply_role(emulator, check=True, ambari_kafka_ip_advertising=True, ambari_kafka_auto_create_topics=True)
     assert not play.failed, play.stdout[-3000:]
     assert play.task(BROKER_TASK)["changed"]
     assert play.task(ENV_TASK)["changed"]
@@ -73,13 +72,13 @@ def test_role_turns_ip_advertising_off_again(emulator):
 
 
 def test_role_without_restart_leaves_brokers_stale(emulator):
-    play = apply_role(emulator, ambari_kafka_restart=False)
+    play = apply_role(emulator, ambari_kafka_restart=False, ambari_kafka_ip_advertising=True)
     assert not play.failed and emulator.requests() == [] and len(emulator.stale()) == 3
 
 
 def test_role_fails_on_failed_restart(emulator):
     emulator.faults(fail_next_request=True)
-    play = apply_role(emulator)
+    play = apply_role(emulator, ambari_kafka_ip_advertising=True)
     assert play.failed
     result = play.task(RESTART_TASK)
     assert "ended FAILED" in result["msg"] and "Ambari request 1" in result["msg"]

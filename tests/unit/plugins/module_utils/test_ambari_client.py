@@ -121,3 +121,62 @@ def test_certificate_errors_are_not_retried_and_name_validate_certs(client, monk
     with pytest.raises(AmbariError, match="could not be verified .*validate_certs=false"):
         client.call("GET", "/x")
     assert len(script.calls) == 1
+
+
+def test_headers_are_what_every_ambari_2_7_accepts(client, monkeypatch):
+    """Every API method is @Produces(MediaType.TEXT_PLAIN) (api/services/ClusterService.java, RequestService.java): Jersey
+    answers 406 to Accept: application/json. Bodies go as text/plain: with Jackson's POJOMappingFeature on
+    (controller/AmbariServer.java), an application/json body fails before api/ContentTypeOverrideFilter.java (2.7.4)."""
+    script = Script({}, {})
+    monkeypatch.setattr(ambari, "open_url", script)
+    client.call("GET", "/x")
+    client.call("POST", "/x", body={"a": 1})
+    get_headers, post_headers = script.calls[0][1]["headers"], script.calls[1][1]["headers"]
+    assert get_headers == {"Accept": "*/*"}
+    assert post_headers == {"Accept": "*/*", "Content-Type": "text/plain", "X-Requested-By": "kafkaops.mirror"}
+    assert json.loads(script.calls[1][1]["data"]) == {"a": 1}
+
+
+RECENT = {"items": [{"Requests": {"id": 5, "request_context": "Restart [1/2]"}}]}
+
+
+def recent_with(*entries):
+    return {"items": RECENT["items"] + [{"Requests": {"id": i, "request_context": ctx}} for i, ctx in entries]}
+
+
+def posts(script):
+    return [kwargs for _url, kwargs in script.calls if kwargs["method"] == "POST"]
+
+
+def test_restart_accepted_before_a_gateway_504_is_followed_not_posted_again(client, monkeypatch):
+    """Ambari's RequestService.createRequests queues every POST (no de-duplication): a POST retried after a gateway 504
+    that hid an accepted request would restart twice. The client finds the request by its context instead."""
+    script = Script(RECENT, 504, recent_with((6, "Restart [2/2]")))
+    monkeypatch.setattr(ambari, "open_url", script)
+    assert client.restart("KAFKA", {"KAFKA_BROKER": ["wn1"]}, "Restart [2/2]") == 6
+    assert len(posts(script)) == 1
+    assert "to=end" in script.calls[0][0] and "page_size=100" in script.calls[0][0]
+
+
+@pytest.mark.parametrize("failure", [503, URLError("timed out")])
+def test_restart_not_queued_after_a_failure_is_posted_again(client, monkeypatch, failure):
+    # An older request with the same context (a previous run) is not taken for this one.
+    script = Script(recent_with((6, "Restart [2/2]")), failure, recent_with((6, "Restart [2/2]")), {"Requests": {"id": 7, "status": "Accepted"}})
+    monkeypatch.setattr(ambari, "open_url", script)
+    assert client.restart("KAFKA", {"KAFKA_BROKER": ["wn1"]}, "Restart [2/2]") == 7
+    assert len(posts(script)) == 2 and client.sleeps == [0.5]
+
+
+def test_restart_gives_up_after_retries_without_queueing_anything(client, monkeypatch):
+    script = Script(RECENT, *([502, RECENT] * 5))
+    monkeypatch.setattr(ambari, "open_url", script)
+    with pytest.raises(AmbariError, match="HTTP 502"):
+        client.restart("KAFKA", {"KAFKA_BROKER": ["wn1"]}, "Restart [2/2]")
+    assert len(posts(script)) == 5
+
+
+def test_unknown_service_is_404_and_named(client, monkeypatch):
+    """AmbariManagementControllerImpl.getHostComponents throws ServiceNotFoundException for a service the cluster lacks (404)."""
+    monkeypatch.setattr(ambari, "open_url", Script(404))
+    with pytest.raises(AmbariError, match="cluster c at https://c.example.invalid has no service KAFKA"):
+        client.host_components("KAFKA")

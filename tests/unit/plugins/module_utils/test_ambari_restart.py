@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import pytest
 
+from ansible_collections.kafkaops.mirror.plugins.module_utils.ambari_broker_rejoin import ClusterView, RejoinWaiter
 from ansible_collections.kafkaops.mirror.plugins.module_utils.ambari_restart import (
     Restarter,
     RestartFailed,
@@ -44,16 +45,25 @@ def test_batches():
 class FakeClient:
     cluster_name = "c"
 
-    def __init__(self, statuses, host_components=HOST_COMPONENTS):
+    def __init__(self, statuses, host_components=HOST_COMPONENTS, states=None, events=None):
         self.statuses = list(statuses)
         self.host_components_list = host_components
         self.restarts = []
+        # Answers of host_component_states in turn; the last one repeats. Default: everything STARTED.
+        self.states = list(states or [{}])
+        self.events = events if events is not None else []
+
+    def host_component_states(self, service):
+        answer = self.states.pop(0) if len(self.states) > 1 else self.states[0]
+        self.events.append("states")
+        return {(c, h): answer.get(h, "STARTED") for c, h, _s in self.host_components_list}
 
     def host_components(self, service):
         return list(self.host_components_list)
 
     def restart(self, service, component_hosts, context):
         self.restarts.append(component_hosts)
+        self.events.append(f"restart {','.join(sorted({h for hs in component_hosts.values() for h in hs}))}")
         return len(self.restarts)
 
     def request_status(self, request_id):
@@ -84,9 +94,31 @@ def params(**overrides):
     return base
 
 
-def run(client, **overrides):
+def run(client, rejoin=None, **overrides):
     clock = FakeClock()
-    return restart_components(params(**overrides), False, client, Restarter(client, 1, clock, clock.sleep))
+    return restart_components(params(**overrides), False, client, Restarter(client, 1, clock, clock.sleep), rejoin)
+
+
+class FakeKafka:
+    """Metadata reads in turn: broker 2 is missing for `down_reads` reads after each restart, then back."""
+
+    def __init__(self, events, down_reads=2):
+        self.events = events
+        self.down_reads = down_reads
+        self.down_left = 0
+        self.restarts_seen = 0
+        self.full = ClusterView(frozenset({1, 2, 3}), frozenset({("t", 0), ("t", 1)}), frozenset({("t", 0), ("t", 1)}))
+
+    def read(self, _params):
+        restarts = sum(1 for e in self.events if e.startswith("restart"))
+        if restarts > self.restarts_seen:
+            self.restarts_seen, self.down_left = restarts, self.down_reads
+        if self.down_left:
+            self.down_left -= 1
+            self.events.append("kafka: broker 2 missing")
+            return ClusterView(frozenset({1, 3}), self.full.partitions, frozenset({("t", 1)}))
+        self.events.append("kafka: all back")
+        return self.full
 
 
 def test_waits_until_completed():
@@ -138,3 +170,51 @@ def test_no_wait_returns_accepted_requests_without_polling():
     client = FakeClient([])  # any status poll would fail: no statuses scripted
     result = run(client, wait=False, rolling=True)
     assert [r["status"] for r in result["requests"]] == ["Accepted", "Accepted"] and len(client.restarts) == 2
+
+
+def test_rolling_restart_waits_for_started_and_kafka_back_before_the_next_host():
+    """Issue 17: a request COMPLETED when the start script returned; the next host waits for Ambari's STARTED
+    (HostRoles/state) and for Kafka's metadata to show the brokers registered and the partitions in sync again."""
+    events = []
+    kafka = FakeKafka(events)
+    clock = FakeClock()
+    rejoin = RejoinWaiter({"bootstrap_servers": ["b:9092"]}, poll_interval=1, reader=kafka.read, clock=clock, sleep=clock.sleep)
+    client = FakeClient(["COMPLETED", "COMPLETED"], states=[{"wn0": "INSTALLED"}, {}], events=events)
+    result = run(client, rejoin=rejoin, rolling=True)
+    assert [(r["started"], r["brokers_back"]) for r in result["requests"]] == [(True, True), (True, True)]
+    assert events == [
+        "kafka: all back", "restart wn0", "states", "states", "kafka: broker 2 missing", "kafka: broker 2 missing", "kafka: all back",
+        "kafka: all back", "restart wn1", "states", "kafka: broker 2 missing", "kafka: broker 2 missing", "kafka: all back",
+    ]
+
+
+def test_a_broker_that_does_not_come_back_stops_the_rolling_restart():
+    events = []
+    kafka = FakeKafka(events, down_reads=1000)
+    clock = FakeClock()
+    rejoin = RejoinWaiter({"bootstrap_servers": ["b:9092"]}, poll_interval=1, reader=kafka.read, clock=clock, sleep=clock.sleep)
+    client = FakeClient(["COMPLETED", "COMPLETED"], events=events)
+    with pytest.raises(RestartFailed, match=r"not back .* after 5 s: brokers 2 not registered; 1 partitions not fully in sync \(t-0\)"):
+        run(client, rejoin=rejoin, rolling=True, wait_timeout=5)
+    assert len(client.restarts) == 1
+
+
+def test_a_component_not_started_after_completed_stops_the_rolling_restart():
+    client = FakeClient(["COMPLETED", "COMPLETED"], states=[{"wn0": "INSTALLED"}])
+    with pytest.raises(RestartFailed, match="KAFKA_BROKER on wn0 is INSTALLED after 3 s"):
+        run(client, rolling=True, wait_timeout=3)
+    assert len(client.restarts) == 1
+
+
+def test_rolling_is_the_default():
+    from ansible_collections.kafkaops.mirror.plugins.modules.ambari_restart import argument_spec
+
+    assert argument_spec()["rolling"]["default"] is True
+
+
+def test_a_topic_deleted_during_the_restart_is_not_waited_for():
+    from ansible_collections.kafkaops.mirror.plugins.module_utils.ambari_broker_rejoin import still_missing
+
+    before = ClusterView(frozenset({1}), frozenset({("gone", 0), ("t", 0)}), frozenset({("gone", 0), ("t", 0)}))
+    assert still_missing(before, ClusterView(frozenset({1}), frozenset({("t", 0)}), frozenset({("t", 0)}))) == []
+    assert still_missing(before, ClusterView(frozenset({1}), frozenset({("t", 0)}), frozenset())) == ["1 partitions not fully in sync (t-0)"]

@@ -1,0 +1,83 @@
+"""The emulator is as strict as the Ambari it claims (2.7.3 by default, HDInsight's), each rule following Ambari's source,
+and the collection's client and modules pass it: headers, no duplicate restart after a gateway failure, rolling order."""
+from __future__ import annotations
+
+import pytest
+from ansible_runner import run_module
+
+pytestmark = pytest.mark.integration
+
+BODY = {"RequestInfo": {"command": "RESTART", "context": "x", "operation_level": {"level": "HOST_COMPONENT", "cluster_name": "primary"}},
+        "Requests/resource_filters": [{"service_name": "KAFKA", "component_name": "KAFKA_BROKER", "hosts": "wn0-primar.emul.internal.cloudapp.net"}]}
+
+
+def connection(emu):
+    return {"url": emu.url, "username": "admin", "password": emu.config["password"], "cluster_name": emu.config["cluster_name"]}
+
+
+@pytest.mark.parametrize("accept, status", [("application/json", 406), ("text/html, application/xml", 406), ("text/plain;q=0", 406),
+                                            ("*/*", 200), ("application/json, text/javascript, */*; q=0.01", 200), ("text/plain", 200)])
+def test_accept_must_admit_text_plain(emulator, accept, status):
+    """Every API method is @Produces(MediaType.TEXT_PLAIN) (ambari-server api/services/ClusterService.java); Jersey 1.x
+    answers 406 Not Acceptable when Accept matches nothing a method produces. The web UI's jQuery Accept ends in */*."""
+    code, _body = emulator.call("GET", "?fields=Clusters/desired_configs", headers={"Accept": accept})
+    assert code == status
+
+
+def test_json_body_fails_before_2_7_4_and_changes_nothing(emulator, make_emulator):
+    """controller/AmbariServer.java turns Jackson's POJOMappingFeature on, so an application/json body is read by Jackson
+    into the String parameter of ClusterService.updateCluster / RequestService.createRequests and fails;
+    api/ContentTypeOverrideFilter.java, first in release-2.7.4, rewrites application/json to text/plain."""
+    code, body = emulator.call("POST", "/requests", BODY, headers={"Content-Type": "application/json"})
+    assert code == 400 and "START_OBJECT" in body["message"] and emulator.requests() == []
+    code, _body = emulator.call("POST", "/requests", BODY, headers={"Content-Type": "text/plain"})
+    assert code == 202
+
+    newer = make_emulator("ambari-2.7.4", ambari_version="2.7.4")
+    code, _body = newer.call("POST", "/requests", BODY, headers={"Content-Type": "application/json"})
+    assert code == 202
+
+
+def test_unknown_service_is_404(emulator):
+    """AmbariManagementControllerImpl.getHostComponents: cluster.getService throws ServiceNotFoundException (404)."""
+    code, body = emulator.call("GET", "/host_components?HostRoles/service_name=KAFAK&fields=HostRoles/host_name")
+    assert code == 404 and "Service not found" in body["message"]
+    code, _body = emulator.call("GET", "/host_components?HostRoles/service_name=KAFKA&fields=HostRoles/host_name")
+    assert code == 200
+
+
+def test_processed_then_504_fault_stores_the_write(emulator):
+    emulator.faults(processed_status=504)
+    code, _body = emulator.call("POST", "/requests", BODY)
+    assert code == 504
+    assert [r["Requests"]["request_context"] for r in emulator.requests()] == ["x"]
+
+
+def test_restart_module_after_processed_504_queues_one_request(emulator):
+    """Issue 17: the gateway answered 504 after Ambari accepted the POST; the module follows that request, none is queued twice."""
+    assert run_module("ambari_config", dict(connection(emulator), config_type="kafka-broker", properties={"num.partitions": 3}))["changed"]
+    emulator.faults(processed_status=504)
+    result = run_module("ambari_restart", dict(connection(emulator), service="KAFKA", rolling=False, poll_interval=0.2, wait_timeout=30))
+    assert not result.get("failed"), result.get("msg")
+    assert len(emulator.requests()) == 1 and result["requests"][0]["id"] == emulator.requests()[0]["Requests"]["id"]
+    assert result["requests"][0]["status"] == "COMPLETED" and emulator.stale() == []
+
+
+def test_rolling_restart_runs_one_host_at_a_time_in_order(emulator):
+    """Read from the emulator's restart log: each host is asked to restart only after the previous one was started again."""
+    assert run_module("ambari_config", dict(connection(emulator), config_type="kafka-broker", properties={"num.partitions": 3}))["changed"]
+    result = run_module("ambari_restart", dict(connection(emulator), service="KAFKA", poll_interval=0.2, wait_timeout=30))
+    assert not result.get("failed"), result.get("msg")
+    log = emulator.restarts()
+    hosts = [entry["host_name"] for entry in log]
+    assert hosts == sorted(hosts) and len(hosts) == 3 and len({e["request_id"] for e in log}) == 3
+    for previous, following in zip(log, log[1:]):
+        assert following["requested_ms"] >= previous["started_ms"], (previous, following)
+    assert all(r["started"] for r in result["requests"])
+
+
+def test_esp_cluster_has_sasl_plaintext_listeners(make_emulator):
+    emu = make_emulator("esp", esp=True)
+    broker = emu.properties("kafka-broker")
+    assert broker["listeners"] == "SASL_PLAINTEXT://localhost:9092" and broker["security.inter.broker.protocol"] == "SASL_PLAINTEXT"
+    assert emu.get("?fields=Clusters/security_type")["Clusters"]["security_type"] == "KERBEROS"
