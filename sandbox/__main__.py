@@ -1,7 +1,8 @@
-"""`python -m sandbox up|down|status|seed [--provider noida|tansu|apache] [--dir .sandbox] [--net N]`."""
+"""`python -m sandbox up|down|status|seed [--provider noida|tansu|apache] [--dir .sandbox] [--net N] [--node-mode ssh|local]`."""
 from __future__ import annotations
 
 import argparse
+import getpass
 import json
 import sys
 
@@ -34,6 +35,13 @@ def _print_up(state: dict) -> None:
         print(f"sandbox up in {state['startup_seconds']} s: provider {state['provider']}, dir {state['dir']}")
     for alias, cluster in state["clusters"].items():
         print(f"  {alias:<10} {cluster['name']:<12} kafka {cluster['bootstrap_servers']:<18} ambari {cluster['ambari']['url']}")
+    if state.get("node_mode") == "ssh":
+        print(f"  nodes: the workers are hosts, reached over SSH as {api.nodes.LOGIN_USER} with sudo; "
+              f"MirrorMaker node {state['mirrormaker_node']}, Kafka home {state['kafka_home']}"
+              + (f" (claims Kafka {state['kafka_version']})" if state.get("kafka_version") else ""))
+    else:
+        isolation = "names resolve per node" if state.get("nodes_isolated") else "NOT isolated (needs root): names resolve through this machine's /etc/hosts"
+        print(f"  nodes: local connection as {getpass.getuser()}, {isolation}")
     print(f"  inventory: {state['dir']}/{api.INVENTORY_FILE}   state: {state['dir']}/{api.STATE_FILE}")
 
 
@@ -46,12 +54,16 @@ def main(argv: list | None = None) -> int:
     parser.add_argument("--subnet", type=int, default=1, help="third octet of the primary; the secondary gets the next (default: %(default)s)")
     parser.add_argument("--primary-name", default="primary", help="cluster name of the primary (alias stays `primary`)")
     parser.add_argument("--secondary-name", default="secondary", help="cluster name of the secondary (alias stays `secondary`)")
+    parser.add_argument("--node-mode", choices=api.nodes.NODE_MODES,
+                        help="ssh: the workers are hosts reached over SSH as sshuser (default as root); local: local connection (default without root)")
+    parser.add_argument("--kafka-version", default=api.DEFAULT_KAFKA_VERSION,
+                        help="the Kafka version the MirrorMaker node's Kafka home claims, e.g. 2.4.1 for HDInsight 5.0 (default: %(default)s)")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     args = parser.parse_args(argv)
     try:
         if args.command == "up":
             result = api.up(args.dir, args.provider, args.net, names={"primary": args.primary_name, "secondary": args.secondary_name},
-                            subnet=args.subnet)
+                            subnet=args.subnet, node_mode=args.node_mode, kafka_version=args.kafka_version)
             return _emit(args, result, _print_up)
         if args.command == "down":
             result = api.down(args.dir)

@@ -14,8 +14,8 @@ import time
 from pathlib import Path
 
 from sandbox import broker, nodes, probes, processes
-from sandbox.inventory import TARGET_ALIAS, write_inventory
-from sandbox.kafka_home import write_kafka_home
+from sandbox.inventory import TARGET_ALIAS, control_path_dir, write_inventory
+from sandbox.kafka_home import DEFAULT_KAFKA_VERSION, KAFKA_HOME_ON_NODE, write_kafka_home, write_node_kafka_home
 from sandbox.providers import BrokerSpec, get_provider
 from sandbox.supervisor import CRASHED_STATES, STOPPED_STATES, Program, Supervisor
 from sandbox.topology import AMBARI_PORT, BROKER_PORT, Cluster, build_topology
@@ -54,27 +54,50 @@ def _supervisord_running(state: dict) -> bool:
     return processes.alive(pid) and processes.belongs_to(pid, Path(state["dir"]))
 
 
-def _check_ports_free(clusters: list, provider) -> None:
+def _check_ports_free(clusters: list, provider, node_mode: str) -> None:
     wanted = []
     for cluster in clusters:
         wanted += [(cluster.broker_node.ip, port, f"{cluster.alias} broker") for port in (BROKER_PORT, *provider.extra_ports)]
         wanted.append((cluster.head.ip, AMBARI_PORT, f"{cluster.alias} Ambari emulator"))
+        if node_mode == "ssh":
+            wanted += [(node.ip, nodes.SSH_PORT, f"sshd of node {node.short}") for node in _host_nodes(cluster)]
     for host, port, what in wanted:
         if probes.port_in_use(host, port):
             raise SandboxError(f"{host}:{port} (the {what}) is already in use: another sandbox on this --net is probably running; "
                                f"stop it with `python -m sandbox down --dir <its dir>` or pick another --net")
 
 
-def _cluster_layout(sandbox_dir: Path, cluster: Cluster, provider_name: str, isolate: bool, password: str, supervisor: Supervisor) -> tuple:
+def _host_nodes(cluster: Cluster) -> list:
+    """The nodes that are hosts in ssh node mode: the inventory's (the workers; the MirrorMaker node is one)."""
+    return cluster.workers
+
+
+def _node_layout(sandbox_dir: Path, cluster: Cluster, node, layout: dict) -> tuple:
+    """(state entry, init program or None) of one node; `layout` holds node_mode, isolate, provider, kafka_version,
+    mirrormaker_node."""
+    if layout["node_mode"] != "ssh" or node not in _host_nodes(cluster):
+        return nodes.write_name_view(sandbox_dir, cluster, node, layout["isolate"]), None
+    if node.name != layout["mirrormaker_node"]:
+        return nodes.write_host(sandbox_dir, cluster, node)
+    upper = nodes.upper_dir(sandbox_dir, node)
+    bind = write_node_kafka_home(upper, layout["provider"], sandbox_dir, REPO, layout["kafka_version"])
+    return nodes.write_host(sandbox_dir, cluster, node, nodes.MIRRORMAKER_SERVICE_ACCOUNTS, bind)
+
+
+def _cluster_layout(sandbox_dir: Path, cluster: Cluster, provider_name: str, layout: dict, password: str, supervisor: Supervisor) -> tuple:
     """Write the cluster's node files, broker.json and ambari.json; return (state entry, programs)."""
     cluster_dir = sandbox_dir / "clusters" / cluster.alias
     data_dir = cluster_dir / "data"
     data_dir.mkdir(parents=True, exist_ok=True)
-    node_entries = [nodes.write_node(sandbox_dir, cluster, node, isolate) for node in cluster.nodes]
+    node_entries, programs = [], []
+    for node in cluster.nodes:
+        entry, init = _node_layout(sandbox_dir, cluster, node, layout)
+        node_entries.append(entry)
+        programs += [init] if init else []
     spec = BrokerSpec(provider=provider_name, alias=cluster.alias, cluster_name=cluster.name, ip=cluster.broker_node.ip,
                       fqdn=cluster.broker_node.name, port=BROKER_PORT, data_dir=str(data_dir), log_dir=str(sandbox_dir / "logs"))
     broker.write_spec(cluster_dir, spec)
-    programs = [Program(f"{cluster.alias}-broker", [sys.executable, "-m", "sandbox.broker", "--cluster-dir", str(cluster_dir)])]
+    programs.append(Program(f"{cluster.alias}-broker", [sys.executable, "-m", "sandbox.broker", "--cluster-dir", str(cluster_dir)]))
     ambari = {"url": cluster.ambari_url, "cluster_name": cluster.name, "username": "admin", "password": password}
     components = {"worker": ["KAFKA_BROKER"], "zookeeper": ["ZOOKEEPER_SERVER"], "head": []}
     ambari_config = {
@@ -121,7 +144,10 @@ def _all_running(supervisor: Supervisor) -> None:
             raise probes.ProbeError(f"{info['name']} is {info['statename']}")
 
 
-def _wait_ready(supervisor: Supervisor, clusters: list, deadline: float) -> None:
+def _wait_ready(supervisor: Supervisor, clusters: list, state: dict, deadline: float) -> None:
+    for entry in _host_entries(state):
+        probes.wait_for(lambda e=entry: probes.ssh_banner(e["ip"], nodes.SSH_PORT), f"sshd of node {entry['name']} on {entry['ip']}:{nodes.SSH_PORT}",
+                        deadline, alive=lambda e=entry: _program_failure(supervisor, e["program"]))
     for cluster in clusters:
         name = f"{cluster.alias}-broker"
         probes.wait_for(lambda c=cluster: probes.kafka_metadata(c.broker_node.ip, BROKER_PORT), f"{cluster.alias} broker on {cluster.bootstrap_servers}",
@@ -134,11 +160,18 @@ def _wait_ready(supervisor: Supervisor, clusters: list, deadline: float) -> None
                     alive=lambda: next(filter(None, (_program_failure(supervisor, name) for name in programs)), None))
 
 
-def up(sandbox_dir=DEFAULT_DIR, provider: str = "noida", net: int = 0, names: dict | None = None, timeout: float = 60.0, subnet: int = 1) -> dict:
+def _host_entries(state: dict) -> list:
+    return [node for cluster in state["clusters"].values() for node in cluster["nodes"] if "ssh" in node]
+
+
+def up(sandbox_dir=DEFAULT_DIR, provider: str = "noida", net: int = 0, names: dict | None = None, timeout: float = 60.0, subnet: int = 1,
+       node_mode: str | None = None, kafka_version: str = DEFAULT_KAFKA_VERSION) -> dict:
     """Bring both clusters up (or report the running sandbox in `sandbox_dir`) and return the state dict.
 
     `subnet` is the primary's third octet (the secondary's is subnet + 1): 1 as documented; tests that
-    need a second sandbox inside their own 127.N.0.0/16 block use 3 and up.
+    need a second sandbox inside their own 127.N.0.0/16 block use 3 and up. `node_mode`: "ssh" (root's
+    default: nodes are hosts reached over SSH as sshuser) or "local" (without root: local connection).
+    `kafka_version`: the Kafka version the MirrorMaker node's Kafka home claims (ssh mode, stand-in only).
     """
     sandbox_dir = Path(sandbox_dir).resolve()
     existing = read_state(sandbox_dir)
@@ -151,25 +184,33 @@ def up(sandbox_dir=DEFAULT_DIR, provider: str = "noida", net: int = 0, names: di
     try:
         chosen.check()
         clusters = build_topology(net, names, subnet)
+        mode = nodes.choose_mode(node_mode)
+        if mode == "ssh":
+            nodes.check_host_commands()
     except (RuntimeError, ValueError) as exc:
         raise SandboxError(str(exc)) from exc
-    _check_ports_free(clusters, chosen)
+    _check_ports_free(clusters, chosen, mode)
 
     sandbox_dir.mkdir(parents=True, exist_ok=True)
     supervisor = _supervisor(sandbox_dir)
-    isolate = nodes.can_isolate()
+    target = next(c for c in clusters if c.alias == TARGET_ALIAS)
+    layout = {"node_mode": mode, "isolate": nodes.can_isolate(), "provider": chosen, "kafka_version": kafka_version,
+              "mirrormaker_node": target.broker_node.name}
     password = secrets.token_urlsafe(12)
-    state = {"dir": str(sandbox_dir), "provider": provider, "net": net, "subnet": subnet, "clusters": {}}
+    state = {"dir": str(sandbox_dir), "provider": provider, "net": net, "subnet": subnet, "node_mode": mode, "clusters": {}}
     programs = []
     for cluster in clusters:
-        entry, cluster_programs = _cluster_layout(sandbox_dir, cluster, provider, isolate, password, supervisor)
+        entry, cluster_programs = _cluster_layout(sandbox_dir, cluster, provider, layout, password, supervisor)
         state["clusters"][cluster.alias] = entry
         programs += cluster_programs
-    target = next(c for c in clusters if c.alias == TARGET_ALIAS)
     state["mirrormaker_node"] = target.broker_node.name
     mirrormaker = next(n for n in state["clusters"][TARGET_ALIAS]["nodes"] if n["name"] == state["mirrormaker_node"])
-    state["kafka_home"] = str(write_kafka_home(sandbox_dir, chosen, REPO, mirrormaker))
-    (sandbox_dir / "mirrormaker2").mkdir(exist_ok=True)
+    if mode == "ssh":
+        state["kafka_home"] = KAFKA_HOME_ON_NODE
+        state["kafka_version"] = None if provider == "apache" else kafka_version  # apache: whatever $KAFKA_HOME holds
+    else:
+        state["kafka_home"] = str(write_kafka_home(sandbox_dir, chosen, REPO, mirrormaker))
+        (sandbox_dir / "mirrormaker2").mkdir(exist_ok=True)
     supervisor.write(programs)
 
     env = {**os.environ, processes.MARKER: str(sandbox_dir), "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
@@ -179,14 +220,17 @@ def up(sandbox_dir=DEFAULT_DIR, provider: str = "noida", net: int = 0, names: di
         raise SandboxError(str(exc)) from exc
     state["supervisord"] = {"pid": pid, "config": str(supervisor.config), "socket": str(supervisor.socket)}
     state["supervisorctl"] = supervisor.ctl_command()
-    state["nodes_isolated"] = isolate
+    state["nodes_isolated"] = layout["isolate"]
     _write_json(_state_path(sandbox_dir), {**state, "processes": {}})  # so `down` can clean up if waiting fails
     try:
-        _wait_ready(supervisor, clusters, started + timeout)
+        _wait_ready(supervisor, clusters, state, started + timeout)
     except probes.ProbeError as exc:
         down(sandbox_dir)
         raise SandboxError(f"sandbox in {sandbox_dir} did not come up, stopped it again: {exc}") from exc
     state["processes"] = {info["name"]: info["pid"] for info in supervisor.processes()}
+    for node in _host_entries(state):
+        node["init_pid"] = state["processes"][node["program"]]
+        node["mount_namespace"] = processes.mount_namespace(node["init_pid"])
     state["startup_seconds"] = round(time.monotonic() - started, 2)
     _write_json(_state_path(sandbox_dir), state)
     write_inventory(sandbox_dir / INVENTORY_FILE, state, supervisor.ctl_command())
@@ -196,7 +240,7 @@ def up(sandbox_dir=DEFAULT_DIR, provider: str = "noida", net: int = 0, names: di
 def _stop_leftovers(state: dict) -> list:
     sandbox_dir = Path(state["dir"])
     pids = [state["supervisord"]["pid"], *state.get("processes", {}).values()]
-    return processes.stop(pids, sandbox_dir)
+    return processes.stop(pids, sandbox_dir) + processes.stop_nodes(node["upper"] for node in _host_entries(state))
 
 
 def down(sandbox_dir=DEFAULT_DIR, timeout: float = 20.0) -> dict:
@@ -218,6 +262,9 @@ def down(sandbox_dir=DEFAULT_DIR, timeout: float = 20.0) -> dict:
     shutting_down = False
     if running:
         try:
+            # supervisord's shutdown stops its programs one after another, and a node takes a second or two
+            # (its own supervisord stops sshd and what the roles installed): ask all of them to stop at once first.
+            supervisor.rpc().supervisor.stopAllProcesses(False)
             supervisor.shutdown()
             shutting_down = True
         except OSError:
@@ -226,11 +273,17 @@ def down(sandbox_dir=DEFAULT_DIR, timeout: float = 20.0) -> dict:
     left = processes.wait_gone(ours.values(), timeout) if shutting_down else list(ours.values())
     if left:
         left = processes.stop(left, sandbox_dir)
+    # A node's own processes (sshd sessions, what its supervisord ran) die with its supervisord or here, so that the
+    # node's mounts, which exist only in its namespace, go with them.
+    left += processes.stop_nodes(node["upper"] for node in _host_entries(state))
     if left:
         listed = ",".join(map(str, left))
         raise SandboxError(f"processes {left} of the sandbox in {sandbox_dir} survived SIGKILL; check them with `ps -o pid,stat,cmd -p {listed}`")
     if supervisor.socket.exists():
         supervisor.socket.unlink()  # supervisord removes it on a clean shutdown; a killed one leaves it
+    masters = Path(control_path_dir(state))
+    if masters.is_dir() and not any(masters.iterdir()):
+        masters.rmdir()  # Ansible's SSH masters to the nodes ended with the nodes' sshd; their directory is empty
     return {"dir": str(sandbox_dir), "stopped": sorted(ours), "pids": ours}
 
 

@@ -3,22 +3,71 @@ from __future__ import annotations
 
 import getpass
 import grp
+import hashlib
 import os
 import shlex
 from pathlib import Path
 
 import yaml
 
+from sandbox.node_init import SUPERVISOR_CONF_D, SUPERVISOR_CONFIG
+from sandbox.nodes import SSH_OPTIONS
+
 SOURCE_ALIAS = "primary"
 TARGET_ALIAS = "secondary"
 
 
-def _host_vars(node: dict) -> dict:
+# The node's own Python, as on a fresh HDInsight host (a role may install a virtualenv and switch to it).
+NODE_PYTHON = "/usr/bin/python3"
+
+
+def control_path_dir(state: dict) -> str:
+    """Where Ansible keeps its SSH master connections to this sandbox's nodes: short (sun_path is 108 bytes) and this
+    sandbox's own, so a master left from an earlier sandbox on the same addresses is never reused."""
+    return f"/tmp/kafkaops-ssh-{hashlib.sha1(state['dir'].encode()).hexdigest()[:12]}"
+
+
+def _host_vars(node: dict, state: dict) -> dict:
+    if "ssh" not in node:  # local node mode
+        return {
+            "ansible_connection": "local",
+            "ansible_host": node["ip"],
+            "ansible_python_interpreter": node["python"],
+            "hosts_sync_file": node["hosts_file"],
+        }
     return {
-        "ansible_connection": "local",
-        "ansible_host": node["ip"],
-        "ansible_python_interpreter": node["python"],
-        "hosts_sync_file": node["hosts_file"],
+        "ansible_connection": "ssh",
+        "ansible_host": node["ssh"]["host"],
+        "ansible_port": node["ssh"]["port"],
+        "ansible_user": node["ssh"]["user"],
+        "ansible_ssh_private_key_file": node["ssh"]["private_key"],
+        "ansible_ssh_common_args": shlex.join(SSH_OPTIONS),
+        "ansible_control_path_dir": control_path_dir(state),
+        "ansible_python_interpreter": NODE_PYTHON,
+    }
+
+
+def _mirrormaker_vars(state: dict, mirrormaker: dict, supervisorctl: list) -> dict:
+    if "ssh" in mirrormaker:
+        return {
+            "mirrormaker2_kafka_home": state["kafka_home"],
+            "mirrormaker2_service_manager": "supervisor",
+            # This venv's supervisorctl for the node's supervisord (its socket is root's only: every call needs become).
+            "mirrormaker2_supervisorctl": shlex.join([*supervisorctl[:-2], "-c", SUPERVISOR_CONFIG]),
+            "mirrormaker2_supervisor_conf_dir": SUPERVISOR_CONF_D,
+        }
+    supervisor_dir = Path(state["supervisord"]["config"]).parent
+    return {
+        "mirrormaker2_kafka_home": state["kafka_home"],
+        "mirrormaker2_service_manager": "supervisor",
+        "mirrormaker2_supervisor_conf_dir": str(supervisor_dir / "conf.d"),
+        "mirrormaker2_supervisorctl": shlex.join(supervisorctl),
+        "mirrormaker2_config_dir": str(Path(state["dir"]) / "mirrormaker2"),
+        # The stand-in enters the node's mount namespace, which needs the sandbox's own user (root in CI);
+        # and the sandbox must not add users to the machine.
+        "mirrormaker2_user": getpass.getuser(),
+        "mirrormaker2_group": grp.getgrgid(os.getgid()).gr_name,
+        "mirrormaker2_create_user": False,
     }
 
 
@@ -26,7 +75,7 @@ def build_inventory(state: dict, supervisorctl: list) -> dict:
     groups = {}
     for alias, cluster in state["clusters"].items():
         groups[f"{alias}_kafka"] = {
-            "hosts": {node["name"]: _host_vars(node) for node in cluster["nodes"] if node["role"] == "worker"},
+            "hosts": {node["name"]: _host_vars(node, state) for node in cluster["nodes"] if node["role"] == "worker"},
             "vars": {
                 "kafka_cluster_alias": alias,
                 "kafka_bootstrap_servers": cluster["bootstrap_servers"],
@@ -37,21 +86,11 @@ def build_inventory(state: dict, supervisorctl: list) -> dict:
             },
         }
     mirrormaker = next(node for node in state["clusters"][TARGET_ALIAS]["nodes"] if node["name"] == state["mirrormaker_node"])
-    supervisor_dir = Path(state["supervisord"]["config"]).parent
     groups["mirrormaker"] = {
-        "hosts": {mirrormaker["name"]: _host_vars(mirrormaker)},
+        "hosts": {mirrormaker["name"]: _host_vars(mirrormaker, state)},
         "vars": {
-            "mirrormaker2_kafka_home": state["kafka_home"],
-            "mirrormaker2_service_manager": "supervisor",
-            "mirrormaker2_supervisor_conf_dir": str(supervisor_dir / "conf.d"),
-            "mirrormaker2_supervisorctl": shlex.join(supervisorctl),
-            "mirrormaker2_config_dir": str(Path(state["dir"]) / "mirrormaker2"),
-            # The stand-in enters the node's mount namespace, which needs the sandbox's own user (root in CI);
-            # and the sandbox must not add users to the machine.
-            "mirrormaker2_user": getpass.getuser(),
-            "mirrormaker2_group": grp.getgrgid(os.getgid()).gr_name,
-            "mirrormaker2_create_user": False,
-            # Spark resolves the machine's hostname at start; the node's hosts file knows only the cluster's names.
+            **_mirrormaker_vars(state, mirrormaker, supervisorctl),
+            # Spark binds to what the hostname resolves to; pin the node's own address on every node kind.
             "mirror_validation_environment": {"SPARK_LOCAL_IP": mirrormaker["ip"]},
         },
     }

@@ -1,26 +1,51 @@
-"""DIR/kafka_home: where the mirrormaker2 role finds bin/connect-mirror-maker.sh.
+"""The MirrorMaker node's Kafka home: where the mirrormaker2 role finds bin/connect-mirror-maker.sh.
 
-With the noida and tansu providers no Kafka distribution exists here, so the script runs the
-MirrorMaker 2 stand-in (sandbox/mm2) as the mirrormaker node: in that node's mount namespace (its
-/etc/hosts), with this checkout on PYTHONPATH, exec'd so that supervisord's PID is the stand-in's.
-With the apache provider DIR/kafka_home links to $KAFKA_HOME and real MirrorMaker 2 runs.
+ssh node mode: inside the node, at HDInsight's path /usr/hdp/current/kafka-broker (written into the
+node's upper dir). With the noida and tansu providers it holds the MirrorMaker 2 stand-in
+(sandbox/mm2) and `libs/kafka-clients-<version>.jar`, an empty marker whose name says which Kafka this
+home claims to be (`up --kafka-version`; "2.4.1" is HDInsight 5.0). The stand-in runs as the service
+user, who cannot read this checkout or the project's virtualenv (under 0700 directories in CI), so it
+runs on the node's system Python with a copy of what it imports in `sandbox-stand-in/`. With the
+apache provider the node's init bind-mounts $KAFKA_HOME there instead and real MirrorMaker 2 runs.
+
+local node mode: DIR/kafka_home, whose script runs the stand-in as the mirrormaker node through the
+node's python wrapper (or a link to $KAFKA_HOME with the apache provider).
 """
 from __future__ import annotations
 
 import shlex
+import shutil
 from pathlib import Path
+
+import kafka
 
 from sandbox.providers import Provider
 
-SCRIPT = """#!/bin/sh
+KAFKA_HOME_ON_NODE = "/usr/hdp/current/kafka-broker"
+DEFAULT_KAFKA_VERSION = "3.9"
+NODE_PYTHON = "/usr/bin/python3"
+STAND_IN_DIR = "sandbox-stand-in"
+
+LOCAL_SCRIPT = """#!/bin/sh
 # MirrorMaker 2 stand-in for the sandbox (sandbox/mm2), run as node {node}.
 PYTHONPATH={repo}${{PYTHONPATH:+:$PYTHONPATH}}
 export PYTHONPATH
 exec {python} -m sandbox.mm2 "$@"
 """
 
+NODE_SCRIPT = """#!/bin/sh
+# MirrorMaker 2 stand-in for the sandbox (sandbox/mm2) in place of Kafka {version}'s connect-mirror-maker.sh
+# ({home}/libs/kafka-clients-{version}.jar says which version this home is). The node's system Python,
+# with the copy of what the stand-in imports in {vendor}; nothing from the caller's environment.
+PYTHONPATH={vendor}
+ANSIBLE_COLLECTIONS_PATH={vendor}
+export PYTHONPATH ANSIBLE_COLLECTIONS_PATH
+exec {python} -m sandbox.mm2 "$@"
+"""
+
 
 def write_kafka_home(sandbox_dir: Path, provider: Provider, repo: Path, mirrormaker_node: dict) -> Path:
+    """local node mode: DIR/kafka_home."""
     link = sandbox_dir / "kafka_home"
     real_home = provider.kafka_home(sandbox_dir)
     if real_home != link:
@@ -34,6 +59,56 @@ def write_kafka_home(sandbox_dir: Path, provider: Provider, repo: Path, mirrorma
         link.unlink()
     script = link / "bin" / "connect-mirror-maker.sh"
     script.parent.mkdir(parents=True, exist_ok=True)
-    script.write_text(SCRIPT.format(node=mirrormaker_node["name"], repo=shlex.quote(str(repo)), python=shlex.quote(mirrormaker_node["python"])))
+    script.write_text(LOCAL_SCRIPT.format(node=mirrormaker_node["name"], repo=shlex.quote(str(repo)), python=shlex.quote(mirrormaker_node["python"])))
     script.chmod(0o755)
     return link
+
+
+def _mkdirs(upper: Path, node_path: str) -> Path:
+    """Create node_path's directories in the node's upper dir, each 0755 like the machine's own (a new upper dir
+    entry's mode is what the node sees)."""
+    upper.mkdir(parents=True, exist_ok=True)
+    current = upper
+    for part in Path(node_path).relative_to("/").parts:
+        current = current / part
+        current.mkdir(exist_ok=True)
+        current.chmod(0o755)
+    return current
+
+
+def _copy_readable(source: Path, target: Path) -> None:
+    shutil.copytree(source, target, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"), dirs_exist_ok=True)
+    for path in [target, *target.rglob("*")]:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+
+
+def write_node_kafka_home(upper: Path, provider: Provider, sandbox_dir: Path, repo: Path, version: str) -> dict | None:
+    """ssh node mode: fill the node's Kafka home in its upper dir (the node is down); return the bind mount for a
+    real distribution ({"source", "target"}) or None."""
+    home = _mkdirs(upper, KAFKA_HOME_ON_NODE)
+    real_home = provider.kafka_home(sandbox_dir)
+    if real_home != sandbox_dir / "kafka_home":  # apache: the init mounts it over this (empty) directory
+        for child in home.iterdir():
+            shutil.rmtree(child) if child.is_dir() else child.unlink()
+        return {"source": str(real_home.resolve()), "target": KAFKA_HOME_ON_NODE}
+    vendor = home / STAND_IN_DIR
+    if vendor.exists():
+        shutil.rmtree(vendor)  # a fresh copy at every `up`: the checkout may have changed since
+    _copy_readable(repo / "sandbox", vendor / "sandbox")
+    _copy_readable(repo / "plugins", vendor / "ansible_collections" / "kafkaops" / "mirror" / "plugins")
+    _copy_readable(Path(kafka.__file__).parent, vendor / "kafka")  # the kafka-python this sandbox runs with
+    libs = home / "libs"
+    libs.mkdir(exist_ok=True)
+    libs.chmod(0o755)
+    for old in libs.glob("kafka-clients-*.jar"):
+        old.unlink()
+    marker = libs / f"kafka-clients-{version}.jar"
+    marker.touch()
+    marker.chmod(0o644)
+    script = home / "bin" / "connect-mirror-maker.sh"
+    script.parent.mkdir(exist_ok=True)
+    script.parent.chmod(0o755)
+    script.write_text(NODE_SCRIPT.format(version=version, home=KAFKA_HOME_ON_NODE, vendor=shlex.quote(f"{KAFKA_HOME_ON_NODE}/{STAND_IN_DIR}"),
+                                         python=NODE_PYTHON))
+    script.chmod(0o755)
+    return None

@@ -1,4 +1,4 @@
-"""Is it up? Raw Kafka metadata and HTTP probes, and the free-port check before starting anything.
+"""Is it up? Raw Kafka metadata, HTTP and SSH probes, and the free-port check before starting anything.
 
 The Kafka probe speaks the wire protocol itself (Metadata v4, supported by Kafka 1.0 through 4.x and
 both test providers) so that it never connects to, or resolves, the advertised host: a broker that
@@ -76,6 +76,15 @@ def http_answers(host: str, port: int, path: str = "/api/v1/clusters", timeout: 
         return conn.getresponse().status
     finally:
         conn.close()
+
+
+def ssh_banner(host: str, port: int = 22, timeout: float = 2.0) -> str:
+    """The identification line an SSH server sends first ("SSH-2.0-...")."""
+    with socket.create_connection((host, port), timeout=timeout) as sock:
+        line = sock.makefile("rb").readline(256).decode(errors="replace").strip()
+    if not line.startswith("SSH-"):
+        raise ProbeError(f"{host}:{port} answered {line!r}, not an SSH identification")
+    return line
 
 
 def port_in_use(host: str, port: int) -> bool:

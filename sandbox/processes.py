@@ -41,16 +41,59 @@ def wait_gone(pids, timeout: float) -> list:
     return left
 
 
-def stop(pids, sandbox_dir: Path, grace: float = 5.0) -> list:
-    """SIGTERM, then SIGKILL, each of `pids` that is alive and ours; return the ones that would not die."""
-    ours = [pid for pid in pids if alive(pid) and belongs_to(pid, sandbox_dir)]
+def _terminate(pids: list, grace: float) -> list:
+    """SIGTERM, then SIGKILL, each of `pids`; return the ones that would not die."""
     for sig in (signal.SIGTERM, signal.SIGKILL):
-        for pid in ours:
+        for pid in pids:
             try:
                 os.kill(pid, sig)
             except ProcessLookupError:
                 pass
-        ours = wait_gone(ours, grace)
-        if not ours:
+        pids = wait_gone(pids, grace)
+        if not pids:
             break
-    return ours
+    return pids
+
+
+def stop(pids, sandbox_dir: Path, grace: float = 5.0) -> list:
+    """SIGTERM, then SIGKILL, each of `pids` that is alive and ours; return the ones that would not die."""
+    return _terminate([pid for pid in pids if alive(pid) and belongs_to(pid, sandbox_dir)], grace)
+
+
+def mount_namespace(pid: int) -> str | None:
+    """The mount namespace of `pid` ("mnt:[inode]"), or None when it is gone."""
+    try:
+        return os.readlink(f"/proc/{pid}/ns/mnt")
+    except (FileNotFoundError, ProcessLookupError, PermissionError):
+        return None
+
+
+
+def in_node(upper_dir) -> list:
+    """Every live process inside the node whose overlay has `upper_dir` as its upper dir: the processes of a mount
+    namespace whose mount table holds that overlay. (A node's sshd sessions carry no MARKER, since sshd resets the
+    environment; and a namespace's inode number is reused once it is gone, so only the mount table identifies it.)"""
+    by_namespace = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and int(entry.name) != os.getpid():
+            by_namespace.setdefault(mount_namespace(int(entry.name)), []).append(int(entry.name))
+    # Never this machine's own namespace, whatever its mount table says.
+    for namespace in (None, mount_namespace(os.getpid()), mount_namespace(1)):
+        by_namespace.pop(namespace, None)
+    option = f"upperdir={upper_dir},"
+    found = []
+    for pids in by_namespace.values():
+        for pid in pids:
+            try:
+                mounts = Path(f"/proc/{pid}/mountinfo").read_text()
+            except (FileNotFoundError, ProcessLookupError, PermissionError):
+                continue  # gone meanwhile: ask the next process of the namespace
+            if option in mounts:
+                found += [p for p in pids if alive(p)]
+            break
+    return found
+
+
+def stop_nodes(upper_dirs, grace: float = 5.0) -> list:
+    """SIGTERM, then SIGKILL, every process inside the nodes with these upper dirs; return the ones that would not die."""
+    return _terminate([pid for upper in upper_dirs for pid in in_node(upper)], grace)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import socket
 import subprocess
@@ -14,6 +15,7 @@ import pytest
 import yaml
 
 from sandbox import api, processes, probes
+from sandbox.inventory import control_path_dir
 
 pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[3]
@@ -30,7 +32,9 @@ def test_up_status_up_again_down(fresh_sandbox, record_property):
     record_property("startup_seconds_noida", state["startup_seconds"])
     print(f"noida sandbox startup: {state['startup_seconds']} s")
     assert state["startup_seconds"] < STARTUP_LIMIT_S
-    assert set(state["processes"]) == {"primary-broker", "primary-ambari", "secondary-broker", "secondary-ambari"}
+    node_inits = {n["program"] for c in state["clusters"].values() for n in c["nodes"] if "program" in n}
+    assert node_inits == ({f"node-wn{k}-{short}" for k in range(3) for short in ("primar", "second")} if os.geteuid() == 0 else set())
+    assert set(state["processes"]) == {"primary-broker", "primary-ambari", "secondary-broker", "secondary-ambari", *node_inits}
     assert all(processes.alive(pid) for pid in recorded_pids(state))
     on_disk = json.loads((Path(state["dir"]) / "state.json").read_text())
     assert on_disk["processes"] == state["processes"] and on_disk["supervisord"]["pid"] == state["supervisord"]["pid"]
@@ -126,6 +130,7 @@ def test_missing_provider_binary_fails_clearly(tmp_path, monkeypatch):
     assert not (tmp_path / "t" / "state.json").exists() and not (tmp_path / "a" / "state.json").exists()
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="host nodes (ssh node mode) need root; without it the inventory uses local connections")
 def test_inventory_matches_the_contract(sandbox):
     inventory = yaml.safe_load((Path(sandbox["dir"]) / "inventory.yml").read_text())["all"]
     assert inventory["vars"] == {"mirror_source_alias": "primary", "mirror_target_alias": "secondary"}
@@ -145,17 +150,31 @@ def test_inventory_matches_the_contract(sandbox):
         workers = [n for n in cluster["nodes"] if n["role"] == "worker"]
         assert list(group["hosts"]) == [n["name"] for n in workers]
         for node in workers:
-            assert group["hosts"][node["name"]] == {"ansible_connection": "local", "ansible_host": node["ip"],
-                                                    "ansible_python_interpreter": node["python"], "hosts_sync_file": node["hosts_file"]}
+            assert group["hosts"][node["name"]] == {
+                "ansible_connection": "ssh",
+                "ansible_host": node["ip"],
+                "ansible_port": 22,
+                "ansible_user": "sshuser",
+                "ansible_ssh_private_key_file": str(Path(sandbox["dir"]) / "ssh" / "id_ed25519"),
+                "ansible_ssh_common_args": "-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR",
+                "ansible_control_path_dir": control_path_dir(sandbox),
+                "ansible_python_interpreter": "/usr/bin/python3",
+            }
     mirrormaker = groups["mirrormaker"]
     assert list(mirrormaker["hosts"]) == [sandbox["mirrormaker_node"]] and sandbox["mirrormaker_node"].startswith("wn0-second.")
     mm_vars = mirrormaker["vars"]
-    assert mm_vars["mirrormaker2_kafka_home"] == sandbox["kafka_home"]
-    assert mm_vars["mirrormaker2_service_manager"] == "supervisor"
-    assert Path(mm_vars["mirrormaker2_supervisor_conf_dir"]).is_dir()
-    assert Path(mm_vars["mirrormaker2_config_dir"]).is_dir()
-    ctl = subprocess.run(mm_vars["mirrormaker2_supervisorctl"].split() + ["status"], capture_output=True, text=True, check=False)
-    assert "primary-broker" in ctl.stdout and "RUNNING" in ctl.stdout, ctl.stdout + ctl.stderr
+    node = next(n for n in sandbox["clusters"]["secondary"]["nodes"] if n["name"] == sandbox["mirrormaker_node"])
+    assert mm_vars == {
+        "mirrormaker2_kafka_home": "/usr/hdp/current/kafka-broker",
+        "mirrormaker2_service_manager": "supervisor",
+        "mirrormaker2_supervisorctl": f"{Path(sys.executable).parent / 'supervisorctl'} -c /etc/supervisor/supervisord.conf",
+        "mirrormaker2_supervisor_conf_dir": "/etc/supervisor/conf.d",
+        "mirror_validation_environment": {"SPARK_LOCAL_IP": node["ip"]},
+    }
+    # Paths on the node: root inside the node sees them, and supervisorctl reaches the node's own supervisord.
+    ctl = subprocess.run([node["exec"], *shlex.split(mm_vars["mirrormaker2_supervisorctl"]), "status"], capture_output=True, text=True, check=False)
+    assert "sshd" in ctl.stdout and "RUNNING" in ctl.stdout and "broker" not in ctl.stdout, ctl.stdout + ctl.stderr
+    assert subprocess.run([node["exec"], "test", "-d", mm_vars["mirrormaker2_supervisor_conf_dir"]], check=False).returncode == 0
 
 
 def test_cli_up_status_down(tmp_path, sandbox_net):

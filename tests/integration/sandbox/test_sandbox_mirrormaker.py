@@ -1,10 +1,11 @@
-"""kafka_home/bin/connect-mirror-maker.sh under the sandbox's supervisord, installed the way the
-mirrormaker2 role does it: the stand-in runs as the mirrormaker node, under supervisord's own PID,
-and `down` stops it with the rest."""
+"""The MirrorMaker node's connect-mirror-maker.sh under the node's own supervisord, installed the way the
+mirrormaker2 role does it (a program in /etc/supervisor/conf.d running as `kafka`, then `supervisorctl update`):
+the stand-in runs as the service account inside the node, under supervisord's own PID, and `down` stops it."""
 from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -12,10 +13,15 @@ import pytest
 from kafka import KafkaConsumer, TopicPartition
 
 from sandbox import api, processes, seed
+from sandbox.node_init import SUPERVISOR_CONF_D, SUPERVISOR_CONFIG
+from sandbox.nodes import account_lines
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration,
+              pytest.mark.skipif(os.geteuid() != 0, reason="host nodes (ssh node mode) need root")]
 
 PROGRAM = "mirrormaker2-test"
+SUPERVISORCTL = f"{Path(sys.executable).parent / 'supervisorctl'} -c {SUPERVISOR_CONFIG}"
+CONFIG_DIR = "/etc/kafka-mirrormaker2-test"
 
 
 def properties(state: dict) -> str:
@@ -46,32 +52,43 @@ def mirrored_count(state: dict, topic: str, partitions: int) -> int:
         consumer.close()
 
 
-def test_stand_in_runs_as_the_mirrormaker_node_under_supervisord(fresh_sandbox):
+def as_root_on(node: dict, script: str) -> subprocess.CompletedProcess:
+    return subprocess.run([node["exec"], "sh", "-c", script], capture_output=True, text=True, check=False, timeout=60)
+
+
+def test_stand_in_runs_as_kafka_under_the_node_s_supervisord(fresh_sandbox):
     state = fresh_sandbox("noida")
     seed.seed(state["dir"])
-    config_dir = Path(state["dir"]) / "mirrormaker2"
-    config = config_dir / "connect-mirror-maker.properties"
-    config.write_text(properties(state))
-    conf_d = Path(state["supervisord"]["config"]).parent / "conf.d"
-    (conf_d / f"{PROGRAM}.conf").write_text(
-        f"[program:{PROGRAM}]\ncommand={state['kafka_home']}/bin/connect-mirror-maker.sh {config}\n"
-        f"autorestart=false\nredirect_stderr=true\nstdout_logfile={state['dir']}/logs/{PROGRAM}.log\n")
-    update = subprocess.run([*state["supervisorctl"], "update"], capture_output=True, text=True, check=False)
-    assert update.returncode == 0, update.stdout + update.stderr
+    node = next(n for n in state["clusters"]["secondary"]["nodes"] if n["name"] == state["mirrormaker_node"])
+    program = "\n".join([
+        f"[program:{PROGRAM}]",
+        f"command={state['kafka_home']}/bin/connect-mirror-maker.sh {CONFIG_DIR}/connect-mirror-maker.properties",
+        f"directory={CONFIG_DIR}",
+        "user=kafka",
+        "autorestart=false",
+        "redirect_stderr=true",
+        f"stdout_logfile={CONFIG_DIR}/{PROGRAM}.log",
+        "",
+    ])
+    installed = as_root_on(node, f"install -d -o kafka -g hadoop -m 0750 {CONFIG_DIR} && cat > {CONFIG_DIR}/connect-mirror-maker.properties "
+                                 f"<<'EOF'\n{properties(state)}EOF\nchown kafka:hadoop {CONFIG_DIR}/connect-mirror-maker.properties && "
+                                 f"chmod 0600 {CONFIG_DIR}/connect-mirror-maker.properties && cat > {SUPERVISOR_CONF_D}/{PROGRAM}.conf "
+                                 f"<<'EOF'\n{program}EOF\n{SUPERVISORCTL} update")
+    assert installed.returncode == 0 and "ERROR" not in installed.stdout, installed.stdout + installed.stderr
 
     orders = next(t for t in seed.TOPICS if t.name == "orders")
     deadline = time.monotonic() + 60
     while mirrored_count(state, "primary.orders", orders.partitions) < orders.records and time.monotonic() < deadline:
         time.sleep(0.5)
-    log = Path(state["dir"]) / "logs" / f"{PROGRAM}.log"
-    assert mirrored_count(state, "primary.orders", orders.partitions) == orders.records, log.read_text()[-3000:]
+    log = as_root_on(node, f"tail -c 3000 {CONFIG_DIR}/{PROGRAM}.log").stdout
+    assert mirrored_count(state, "primary.orders", orders.partitions) == orders.records, log
 
-    report = api.status(state["dir"])
-    assert report["processes"][PROGRAM]["state"] == "RUNNING" and report["crashed"] == []
-    pid = report["processes"][PROGRAM]["pid"]
+    status = as_root_on(node, f"{SUPERVISORCTL} pid {PROGRAM}")
+    pid = int(status.stdout.strip())
     assert b"sandbox.mm2" in Path(f"/proc/{pid}/cmdline").read_bytes(), "supervisord's PID must be the stand-in itself (exec)"
-    if os.geteuid() == 0:
-        assert os.readlink(f"/proc/{pid}/ns/mnt") != os.readlink("/proc/self/ns/mnt"), "the stand-in must run in the node's mount namespace"
+    uid = next(line.split()[1] for line in Path(f"/proc/{pid}/status").read_text().splitlines() if line.startswith("Uid:"))
+    assert uid == account_lines(node, "kafka", "hadoop")["passwd"].split(":")[2], "the stand-in runs as the service account"
+    assert os.readlink(f"/proc/{pid}/ns/mnt") == node["mount_namespace"], "the stand-in must run inside the node"
 
     api.down(state["dir"])
     assert not processes.alive(pid)
