@@ -21,7 +21,7 @@ export PYTHONPATH := $(CURDIR)
 
 venv: $(VENV)/.installed
 
-$(VENV)/.installed: requirements.txt requirements-dev.txt
+$(VENV)/.installed: requirements.txt requirements-dev.txt roles/mirror_host/files/requirements.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --disable-pip-version-check -U pip
 	$(BIN)/pip install -q --disable-pip-version-check -r requirements-dev.txt
