@@ -14,8 +14,9 @@ from __future__ import annotations
 import posixpath
 import re
 
-CLIENTS_JAR = re.compile(r"^kafka-clients-(\d+\.\d+\.\d+)(?:[.-][^/]*)?\.jar$")
-SERVER_JAR = re.compile(r"^kafka_\d+\.\d+-(\d+\.\d+\.\d+)(?:[.-][^/]*)?\.jar$")
+# Releases are x.y.z; a bare x.y (never seen in a release) is read as x.y.0 rather than refused.
+CLIENTS_JAR = re.compile(r"^kafka-clients-(\d+\.\d+(?:\.\d+)?)(?:[.-][^/]*)?\.jar$")
+SERVER_JAR = re.compile(r"^kafka_\d+\.\d+-(\d+\.\d+(?:\.\d+)?)(?:[.-][^/]*)?\.jar$")
 CONFLUENT_JAR = re.compile(r"-(?:ccs|ce)(?:[.-][^/]*)?\.jar$")
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 LOG = logging.getLogger("sandbox.mm2")
 DEFAULT_RELEASE = (3, 9, 0)
 SCRIPT = Path("bin") / "connect-mirror-maker.sh"
-CLIENTS_JAR = re.compile(r"^kafka-clients-(\d+)\.(\d+)\.(\d+)")
+CLIENTS_JAR = re.compile(r"^kafka-clients-(\d+)\.(\d+)(?:\.(\d+))?")
 
 # Key -> first release that reads it. Keys every release since 2.4 reads are not listed.
 FIRST_READ = {
@@ -60,7 +60,7 @@ def detect(home=None):
         for jar in sorted((Path(home) / "libs").glob("kafka-clients-*.jar")):
             match = CLIENTS_JAR.match(jar.name)
             if match:
-                release = tuple(int(part) for part in match.groups())
+                release = tuple(int(part or 0) for part in match.groups())
                 LOG.info("playing MirrorMaker 2 of Kafka %s (%s)", text(release), jar)
                 return release
     LOG.info("no libs/kafka-clients-<version>.jar in a Kafka home around the stand-in: playing Kafka %s", text(DEFAULT_RELEASE))

@@ -84,6 +84,8 @@ def test_mirrormaker_that_cannot_start_shows_its_log(lab, tmp_path):
     script.parent.mkdir(parents=True)
     script.write_text("#!/bin/sh\necho 'Error: Could not find or load main class org.apache.kafka.connect.mirror.MirrorMaker' >&2\nexit 1\n")
     script.chmod(0o755)
+    (broken_home / "libs").mkdir()
+    (broken_home / "libs" / "kafka-clients-3.9.0.jar").touch()  # the version the role detects
 
     play = run_playbook(MIRROR, inventory=Path(lab["dir"]) / "inventory.yml", tags="mirrormaker2",
                         extra_vars={"mirrormaker2_kafka_home": str(broken_home), "mirrormaker2_health_timeout": 20,

@@ -30,6 +30,7 @@ def failure(*names):
     (["kafka-clients-2.5.0.7.1.7.0-551.jar"], "2.5.0"),
     # Only the server jar: its name carries the Scala version first.
     (["kafka_2.12-2.4.1.jar"], "2.4.1"),
+    (["kafka-clients-3.9.jar"], "3.9"),
 ])
 def test_version_read_from_jar_names(names, version):
     assert detect(*names) == version
