@@ -20,8 +20,8 @@ description:
     until Ambari reports the restarted components V(STARTED) and, when O(bootstrap_servers) is given, until Kafka's own
     metadata shows every broker registered before the restart registered again and every partition that was fully in sync
     before fully in sync again.
-  - The restart POST is not repeated blindly after a gateway error or a timeout (Ambari does not de-duplicate requests):
-    the module first looks for a request with the same context that Ambari accepted meanwhile, and follows that one.
+  - The restart POST is not repeated blindly after a gateway error or a timeout, as Ambari does not de-duplicate requests.
+    The module first looks for a request with the same context that Ambari accepted meanwhile, and follows that one.
 author: kafkaops.mirror developers (@kafkaops)
 extends_documentation_fragment:
   - kafkaops.mirror.attributes
@@ -70,6 +70,7 @@ options:
       - Without it, the module waits only for Ambari's V(STARTED) state.
     type: list
     elements: str
+    required: false
   wait:
     description: Wait for each request to finish. With V(false) the module returns the request ids right after Ambari accepts them.
     type: bool
@@ -150,11 +151,13 @@ requests:
       type: bool
 """
 
-from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 from ansible_collections.kafkaops.mirror.plugins.module_utils.ambari import AmbariError, ambari_connection_argument_spec
 from ansible_collections.kafkaops.mirror.plugins.module_utils.ambari_broker_rejoin import RejoinWaiter
 from ansible_collections.kafkaops.mirror.plugins.module_utils.ambari_restart import RestartFailed, restart_components
 from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_client import (
+    HAS_KAFKA,
+    KAFKA_IMPORT_ERROR,
     KafkaConnectionError,
     KafkaError,
     connection_option_errors,
@@ -192,6 +195,13 @@ def main():
         errors = connection_option_errors(module.params)
         if errors:
             module.fail_json(msg="Kafka connection options for the broker check: " + "; ".join(errors))
+        if not HAS_KAFKA:
+            module.fail_json(
+                msg=f"{missing_required_lib('kafka-python')} The broker check (bootstrap_servers given) reads Kafka from this host: "
+                "run the module where kafka-python is (the ambari_kafka role's ambari_kafka_restart_host; role kafkaops.mirror.mirror_host "
+                "installs it), or leave bootstrap_servers out (role: ambari_kafka_broker_check=false) to wait only for Ambari's STARTED.",
+                exception=KAFKA_IMPORT_ERROR,
+            )
         ensure_kafka_python(module)
         rejoin = RejoinWaiter(module.params, poll_interval=module.params["poll_interval"])
     try:

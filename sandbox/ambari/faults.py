@@ -53,27 +53,24 @@ class Faults:
             self.request_delay_s = 0.0
             self.processed_status, self.processed_count = None, 0
 
-    def take_processed_error(self):
-        """The status to answer this write with after processing it, or None; consumes one of processed_count."""
+    def _take(self, status_attr: str, count_attr: str):
+        """The armed status, or None; consumes one of its count and disarms it at zero."""
         with self._lock:
-            if self.processed_status is None or self.processed_count <= 0:
+            status, count = getattr(self, status_attr), getattr(self, count_attr)
+            if status is None or count <= 0:
                 return None
-            self.processed_count -= 1
-            status = self.processed_status
-            if self.processed_count == 0:
-                self.processed_status = None
+            setattr(self, count_attr, count - 1)
+            if count == 1:
+                setattr(self, status_attr, None)
             return status
 
+    def take_processed_error(self):
+        """The status to answer this write with after processing it, or None."""
+        return self._take("processed_status", "processed_count")
+
     def take_http_error(self):
-        """The status to answer this API call with, or None; consumes one of the configured count."""
-        with self._lock:
-            if self.http_status is None or self.http_count <= 0:
-                return None
-            self.http_count -= 1
-            status = self.http_status
-            if self.http_count == 0:
-                self.http_status = None
-            return status
+        """The status to answer this API call with before processing it, or None."""
+        return self._take("http_status", "http_count")
 
     def take_request_failure(self) -> bool:
         with self._lock:
