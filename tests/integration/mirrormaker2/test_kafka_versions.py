@@ -1,0 +1,159 @@
+# -*- coding: utf-8 -*-
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""HDInsight 5.0: the MirrorMaker host's Kafka is 2.4.1, whose MirrorMaker 2 ignores keys newer than itself.
+
+A sandbox of its own whose MirrorMaker node's Kafka home claims 2.4.1 (`up --kafka-version 2.4.1`: the
+libs/kafka-clients-2.4.1.jar marker); the stand-in in that home then reads only what 2.4.1 reads. mirror.yml's
+mirrormaker2 stage runs with a plan that excludes a topic and a group. The role must detect 2.4.1 and render
+the 2.4-era keys (topics.blacklist, groups.blacklist): rendered as topics.exclude, the excluded topic would be
+mirrored, which an independent kafka-python client on the target sees (the last test renders for a wrong version on
+purpose and sees exactly that). The rendered file, read on the node, holds no key 2.4.1 ignores (the stand-in's own
+table, written apart from the collection's).
+"""
+from __future__ import annotations
+
+import re
+import struct
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from ansible_runner import run_playbook
+from confluent_kafka import Consumer, TopicPartition
+
+import mm2_kafka_io as kafka_io
+from sandbox import api, nodes
+from sandbox.mm2 import release
+
+pytestmark = pytest.mark.integration
+
+MIRROR = Path(__file__).resolve().parents[3] / "playbooks" / "mirror.yml"
+HDINSIGHT_5_KAFKA = "2.4.1"
+CONFIG_FILE = "/etc/kafka-mirrormaker2/connect-mirror-maker.properties"  # in the role's default config dir
+MIRRORED, EXCLUDED = "hdi5-orders", "hdi5-orders.tmp"
+GROUP, EXCLUDED_GROUP = "hdi5-app", "hdi5-test-app"
+SHOW_VERSION = "kafkaops.mirror.mirrormaker2 : Show the Kafka version the configuration is rendered for"
+FLOW = {"source": "primary", "target": "secondary", "topics": ["hdi5-.*"], "topics_exclude": [r"hdi5-.*\.tmp"],
+        "groups": ["hdi5-.*"], "groups_exclude": ["hdi5-test-.*"], "refresh_topics_interval_seconds": 2,
+        "refresh_groups_interval_seconds": 2, "emit_checkpoints_interval_seconds": 2}
+
+
+def commit(bootstrap, group, topic, offsets):
+    """Commit `offsets` ({partition: offset}) for `group`, as a consumer that has read that far would."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False})
+    try:
+        consumer.commit(offsets=[TopicPartition(topic, partition, offset) for partition, offset in offsets.items()], asynchronous=False)
+    finally:
+        consumer.close()
+
+
+def checkpoint_groups(bootstrap):
+    """Groups named in the target's checkpoints (Checkpoint key: INT16 length + UTF-8 group, then topic and partition)."""
+    groups = set()
+    for records in kafka_io.read_all(bootstrap, "primary.checkpoints.internal").values():
+        for key, _value, _headers, _timestamp in records:
+            (length,) = struct.unpack(">h", key[:2])
+            groups.add(key[2:2 + length].decode())
+    return groups
+
+
+def read_properties(state, path):
+    """key -> value of a .properties file on the MirrorMaker node, read there as root (the file is 0600), as the role writes
+    it: one `key=value` a line, backslash escapes, no continuation lines."""
+    node = next(n for cluster in state["clusters"].values() for n in cluster["nodes"] if n["name"] == state["mirrormaker_node"])
+    text = subprocess.run(nodes.ssh_argv(node, f"sudo cat {path}"), capture_output=True, text=True, check=True, timeout=60).stdout
+    entries = {}
+    for line in text.splitlines():
+        if line.strip() and not line.lstrip().startswith(("#", "!")):
+            key, value = re.match(r"^((?:[^=\\]|\\.)*)=(.*)$", line).groups()
+            entries[re.sub(r"\\(.)", r"\1", key.strip())] = re.sub(r"\\(.)", r"\1", value.strip())
+    return entries
+
+
+def deploy(state, check=False, diff=False, **overrides):
+    extra_vars = {"mirrormaker2_flows": [FLOW], "mirrormaker2_max_lag": 0, "mirrormaker2_health_timeout": 180,
+                  "mirrormaker2_health_poll_interval": 2}
+    extra_vars.update(overrides)
+    return run_playbook(MIRROR, inventory=Path(state["dir"]) / "inventory.yml", tags="mirrormaker2", timeout=900, extra_vars=extra_vars,
+                        check=check, diff=diff)
+
+
+@pytest.fixture(scope="module")
+def hdinsight5(tmp_path_factory, sandbox_net):
+    directory = tmp_path_factory.mktemp("hdinsight5")
+    # Subnet 3: beside the session's sandbox on the same net, never on its addresses.
+    state = api.up(directory, net=sandbox_net, subnet=3, kafka_version=HDINSIGHT_5_KAFKA)
+    try:
+        primary = state["clusters"]["primary"]["bootstrap_servers"]
+        kafka_io.create(primary, MIRRORED, 2)
+        kafka_io.create(primary, EXCLUDED, 1)
+        kafka_io.produce(primary, MIRRORED, 400, 2)
+        kafka_io.produce(primary, EXCLUDED, 40, 1)
+        commit(primary, GROUP, MIRRORED, {0: 100, 1: 100})
+        commit(primary, EXCLUDED_GROUP, MIRRORED, {0: 50, 1: 50})
+        yield state, deploy(state)
+    finally:
+        api.down(directory)
+
+
+def test_role_detects_2_4_1_in_the_kafka_home(hdinsight5):
+    _state, play = hdinsight5
+    assert not play.failed, play.stdout[-6000:]
+    shown = play.task(SHOW_VERSION)
+    assert f"MirrorMaker runs Kafka {HDINSIGHT_5_KAFKA} (detected in /usr/hdp/current/kafka-broker/libs)" in shown["msg"]
+
+
+def test_rendered_file_uses_2_4_keys_and_nothing_2_4_1_ignores(hdinsight5):
+    state, play = hdinsight5
+    assert not play.failed, play.stdout[-6000:]
+    rendered = read_properties(state, CONFIG_FILE)
+    assert rendered["primary->secondary.topics.blacklist"] == r"hdi5-.*\.tmp"
+    assert rendered["primary->secondary.groups.blacklist"] == "hdi5-test-.*"
+    aliases = {"primary", "secondary"}
+    ignored = []
+    for key in rendered:
+        scope, dot, rest = key.partition(".")
+        bare = rest if dot and ("->" in scope or scope in aliases) else key
+        if not release.reads(bare, (2, 4, 1)):
+            ignored.append(key)
+    assert not ignored, f"keys MirrorMaker 2 of Kafka 2.4.1 ignores: {ignored}"
+
+
+def test_mirrored_as_planned_by_an_independent_client(hdinsight5):
+    state, play = hdinsight5
+    assert not play.failed, play.stdout[-6000:]
+    primary = state["clusters"]["primary"]["bootstrap_servers"]
+    secondary = state["clusters"]["secondary"]["bootstrap_servers"]
+    remote = "primary." + MIRRORED
+    source = kafka_io.read_all(primary, MIRRORED)
+    assert kafka_io.wait_for(lambda: kafka_io.read_all(secondary, remote) == source, 60), f"{remote} differs from {MIRRORED}"
+    # Checkpoints come every 2 s and topics are looked for every 2 s: by the time the included group's checkpoint
+    # arrives, the excluded topic and group had several chances to be mirrored.
+    assert kafka_io.wait_for(lambda: GROUP in checkpoint_groups(secondary), 60), "no checkpoint for the included group"
+    time.sleep(6)
+    assert "primary." + EXCLUDED not in kafka_io.topics(secondary), "the excluded topic was mirrored: topics.blacklist was not honoured"
+    assert EXCLUDED_GROUP not in checkpoint_groups(secondary), "the excluded group was checkpointed: groups.blacklist was not honoured"
+
+
+def test_detection_runs_in_check_mode_and_a_second_run_changes_nothing(hdinsight5):
+    state, play = hdinsight5
+    assert not play.failed, play.stdout[-6000:]
+    again = deploy(state, check=True, diff=True)
+    assert not again.failed, again.stdout[-6000:]
+    assert f"MirrorMaker runs Kafka {HDINSIGHT_5_KAFKA}" in again.task(SHOW_VERSION)["msg"]
+    assert again.changed_count == 0, again.stdout[-6000:]
+
+
+def test_a_file_rendered_for_the_wrong_version_mirrors_the_excluded_topic(hdinsight5):
+    """The control: told the host runs 3.9, the role renders topics.exclude, which 2.4.1 ignores, so the excluded topic
+    travels. This is what the tests above would see if the role rendered for the wrong version."""
+    state, play = hdinsight5
+    assert not play.failed, play.stdout[-6000:]
+    wrong = deploy(state, mirrormaker2_kafka_version="3.9")
+    assert not wrong.failed, wrong.stdout[-6000:]
+    assert read_properties(state, CONFIG_FILE)["primary->secondary.topics.exclude"] == r"hdi5-.*\.tmp"
+    secondary = state["clusters"]["secondary"]["bootstrap_servers"]
+    assert kafka_io.wait_for(lambda: "primary." + EXCLUDED in kafka_io.topics(secondary), 60), \
+        "MirrorMaker 2 of Kafka 2.4.1 (the stand-in) honoured topics.exclude"
