@@ -21,5 +21,7 @@ SIGTERM stops cleanly after committing what was copied.
 What it does not model: Connect workers, tasks.max and task rebalancing, the REST API and
 dedicated.mode.enable.internal.rest, exactly-once (transactions), ACL sync, periodic topic-config
 sync after creation, SASL/TLS, JVM settings (KAFKA_HEAP_OPTS, KAFKA_LOG4J_OPTS, KAFKA_OPTS are logged
-and ignored), metrics/JMX, and throughput: it is a single-threaded kafka-python loop.
+and ignored), metrics/JMX, and throughput: it is a single-threaded kafka-python loop. Of the release
+rules, internal topic names always use '.' (the separator applies to them from 3.1 on, KIP-690, which
+only matters with a custom replication.policy.separator).
 """
