@@ -257,7 +257,7 @@ class Cluster:
         return sorted({COMPONENT_SERVICE[c] for _host, c in self.host_components()})
 
     # ---- requests ----------------------------------------------------------------------------
-    def create_restart_request(self, body: dict, fail: bool, delay_s: float) -> dict:
+    def create_restart_request(self, body: dict, fail: bool, delay_s: float, early_completion: bool = False, watch_broker=None) -> dict:
         info = body.get("RequestInfo") or {}
         command = info.get("command")
         if command != "RESTART":
@@ -319,6 +319,8 @@ class Cluster:
                 "tasks": tasks,
                 "inject_failure": fail,
                 "delay_s": delay_s,
+                "early_completion": early_completion,
+                "watch_broker": watch_broker,
             }
             self.state["requests"][str(request_id)] = request
             self.save()

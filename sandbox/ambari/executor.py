@@ -3,7 +3,10 @@
 A request waits PENDING, runs IN_PROGRESS (its components INSTALLED, i.e. stopped), then applies the
 desired Kafka config to the sandbox broker (broker_config_file + restart_command) and ends COMPLETED
 with its components STARTED, or FAILED (components left INSTALLED) when the command fails or a failure
-was injected. Every restart is logged per host (Cluster.record_restart) with its times.
+was injected. Every restart is logged per host (Cluster.record_restart) with its times, and, with the
+fault watch_broker, when the broker answered Kafka metadata again (broker_back_ms). With the fault
+early_completion the request ends COMPLETED as soon as the restart command is launched, as Ambari's
+start script returns before the broker has registered.
 """
 from __future__ import annotations
 
@@ -15,11 +18,14 @@ import threading
 import time
 from pathlib import Path
 
+from sandbox import probes
+
 from .cluster import now_ms
 
 PENDING_S = 0.3
 IN_PROGRESS_S = 0.7
 RESTART_COMMAND_TIMEOUT_S = 120
+BROKER_BACK_TIMEOUT_S = 120
 
 
 class RequestExecutor:
@@ -60,7 +66,16 @@ class RequestExecutor:
                 stderr="Restart failed (sandbox fault fail_next_request)",
             )
             return
-        ok, stdout, stderr = self._apply_to_broker(request)
+        if request.get("early_completion"):
+            threading.Thread(target=self._apply_to_broker, args=(request,), name=f"restart-{request_id}", daemon=True).start()
+            # The old process is gone and the new one not yet serving: where a real start script returns.
+            self._wait_broker(request["watch_broker"], answering=False)
+            threading.Thread(target=self._record_broker_back, args=(request,), name=f"watch-{request_id}", daemon=True).start()
+            ok, stdout, stderr = True, "start command launched (sandbox fault early_completion)", ""
+        else:
+            ok, stdout, stderr = self._apply_to_broker(request)
+            if ok and request.get("watch_broker"):
+                self._record_broker_back(request)
         if not ok:
             cluster.update_request(request_id, "FAILED", 100.0, task_status="FAILED", exit_code=1, stdout=stdout, stderr=stderr)
             return
@@ -68,6 +83,26 @@ class RequestExecutor:
         cluster.set_component_states(request, "STARTED")
         cluster.record_restart(request, started_ms=now_ms())
         cluster.update_request(request_id, "COMPLETED", 100.0, task_status="COMPLETED", exit_code=0, stdout=stdout, stderr=stderr)
+
+    def _record_broker_back(self, request: dict) -> None:
+        if self._wait_broker(request["watch_broker"], answering=True):
+            self.cluster.record_restart(request, broker_back_ms=now_ms())
+
+    @staticmethod
+    def _wait_broker(address: str, answering: bool) -> bool:
+        """Wait until the broker at host:port answers Kafka metadata (or stops answering); False on timeout."""
+        host, _sep, port = address.rpartition(":")
+        deadline = time.monotonic() + BROKER_BACK_TIMEOUT_S
+        while time.monotonic() < deadline:
+            try:
+                probes.kafka_metadata(host, int(port), timeout=1.0)
+                answers = True
+            except (OSError, probes.ProbeError, ValueError):
+                answers = False
+            if answers == answering:
+                return True
+            time.sleep(0.05)
+        return False
 
     def _apply_to_broker(self, request: dict):
         """Write the desired Kafka config for the sandbox broker and run the restart command."""

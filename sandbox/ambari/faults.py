@@ -1,4 +1,5 @@
-"""Fault injection for tests: gateway errors before or after a write is processed, a restart request that fails, slow restarts.
+"""Fault injection for tests: gateway errors before or after a write is processed, a restart request that fails, slow restarts,
+restarts that complete before the broker is back.
 
 `processed_status` is the gateway failure that hides a success: Ambari stores the write (a config version, a queued
 request), then the client gets e.g. 504; a client that simply retries a restart POST queues it twice.
@@ -21,14 +22,28 @@ class Faults:
         self.request_delay_s = 0.0
         self.processed_status = None
         self.processed_count = 0
+        # early_completion: a restart ends COMPLETED as soon as the restart command is launched, as Ambari's start
+        # script returns before the broker has registered; watch_broker ("host:port"): log when it answers again.
+        self.early_completion = False
+        self.watch_broker = None
 
     def configure(self, body: dict) -> None:
         """Add the faults named in `body`; unknown keys are an error so that a typo does not pass silently."""
-        unknown = set(body) - {"http_status", "count", "fail_next_request", "request_delay_s", "processed_status", "processed_count"}
+        unknown = set(body) - {"http_status", "count", "fail_next_request", "request_delay_s", "processed_status", "processed_count",
+                               "early_completion", "watch_broker"}
         if unknown:
             raise FaultError(f"unknown fault keys {sorted(unknown)}; use http_status+count, processed_status+processed_count, "
-                             "fail_next_request, request_delay_s")
+                             "fail_next_request, request_delay_s, early_completion, watch_broker")
+        watch = body.get("watch_broker")
+        if watch is not None and (not isinstance(watch, str) or not watch.rpartition(":")[2].isdigit()):
+            raise FaultError(f"watch_broker must be 'host:port', got {watch!r}")
+        if body.get("early_completion") and not (watch or self.watch_broker):
+            raise FaultError("early_completion needs watch_broker ('host:port'): the restart completes once that broker stops answering")
         with self._lock:
+            if "early_completion" in body:
+                self.early_completion = bool(body["early_completion"])
+            if "watch_broker" in body:
+                self.watch_broker = watch
             if "processed_status" in body:
                 status = int(body["processed_status"])
                 if not 500 <= status <= 599:
@@ -52,6 +67,7 @@ class Faults:
             self.fail_next_request = False
             self.request_delay_s = 0.0
             self.processed_status, self.processed_count = None, 0
+            self.early_completion, self.watch_broker = False, None
 
     def _take(self, status_attr: str, count_attr: str):
         """The armed status, or None; consumes one of its count and disarms it at zero."""
@@ -86,4 +102,6 @@ class Faults:
                 "request_delay_s": self.request_delay_s,
                 "processed_status": self.processed_status,
                 "processed_count": self.processed_count,
+                "early_completion": self.early_completion,
+                "watch_broker": self.watch_broker,
             }

@@ -357,6 +357,7 @@ class Handler(BaseHTTPRequestHandler):
         cluster = self.server.cluster
         if not isinstance(body, dict):
             raise ApiError(400, "Invalid Request: the body must be a JSON object with RequestInfo and Requests/resource_filters")
-        request = cluster.create_restart_request(body, fail=faults.take_request_failure(), delay_s=faults.request_delay_s)
+        request = cluster.create_restart_request(body, fail=faults.take_request_failure(), delay_s=faults.request_delay_s,
+                                                 early_completion=faults.early_completion, watch_broker=faults.watch_broker)
         self.server.executor.submit(request["id"])
         self._send(202, {"href": f"{self.shapes.cluster_href()}/requests/{request['id']}", "Requests": {"id": request["id"], "status": "Accepted"}})
