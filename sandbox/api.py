@@ -13,7 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-from sandbox import broker, nodes, probes, processes
+from sandbox import broker, nodes, probes, processes, wheelhouse
 from sandbox.inventory import TARGET_ALIAS, control_path_dir, write_inventory
 from sandbox.kafka_home import DEFAULT_KAFKA_VERSION, KAFKA_HOME_ON_NODE, write_kafka_home, write_node_kafka_home
 from sandbox.providers import BrokerSpec, get_provider
@@ -187,6 +187,7 @@ def up(sandbox_dir=DEFAULT_DIR, provider: str = "noida", net: int = 0, names: di
         mode = nodes.choose_mode(node_mode)
         if mode == "ssh":
             nodes.check_host_commands()
+            packages = wheelhouse.ensure(REPO)
     except (RuntimeError, ValueError) as exc:
         raise SandboxError(str(exc)) from exc
     _check_ports_free(clusters, chosen, mode)
@@ -208,6 +209,7 @@ def up(sandbox_dir=DEFAULT_DIR, provider: str = "noida", net: int = 0, names: di
     if mode == "ssh":
         state["kafka_home"] = KAFKA_HOME_ON_NODE
         state["kafka_version"] = None if provider == "apache" else kafka_version  # apache: whatever $KAFKA_HOME holds
+        state["wheelhouse"] = str(packages)
     else:
         state["kafka_home"] = str(write_kafka_home(sandbox_dir, chosen, REPO, mirrormaker))
         (sandbox_dir / "mirrormaker2").mkdir(exist_ok=True)

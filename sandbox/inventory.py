@@ -12,6 +12,7 @@ import yaml
 
 from sandbox.node_init import SUPERVISOR_CONF_D, SUPERVISOR_CONFIG
 from sandbox.nodes import SSH_OPTIONS
+from sandbox.wheelhouse import pip_environment
 
 SOURCE_ALIAS = "primary"
 TARGET_ALIAS = "secondary"
@@ -55,6 +56,7 @@ def _mirrormaker_vars(state: dict, mirrormaker: dict, supervisorctl: list) -> di
             # This venv's supervisorctl for the node's supervisord (its socket is root's only: every call needs become).
             "mirrormaker2_supervisorctl": shlex.join([*supervisorctl[:-2], "-c", SUPERVISOR_CONFIG]),
             "mirrormaker2_supervisor_conf_dir": SUPERVISOR_CONF_D,
+            "mirror_host_pip_environment": pip_environment(Path(state["wheelhouse"])),
         }
     supervisor_dir = Path(state["supervisord"]["config"]).parent
     return {

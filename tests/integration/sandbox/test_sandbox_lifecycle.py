@@ -169,8 +169,11 @@ def test_inventory_matches_the_contract(sandbox):
         "mirrormaker2_service_manager": "supervisor",
         "mirrormaker2_supervisorctl": f"{Path(sys.executable).parent / 'supervisorctl'} -c /etc/supervisor/supervisord.conf",
         "mirrormaker2_supervisor_conf_dir": "/etc/supervisor/conf.d",
+        "mirror_host_pip_environment": {"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": sandbox["wheelhouse"]},
         "mirror_validation_environment": {"SPARK_LOCAL_IP": node["ip"]},
     }
+    wheels = sorted(p.name.split("-")[0] for p in Path(sandbox["wheelhouse"]).glob("*.whl"))
+    assert {"kafka_python", "confluent_kafka", "pyspark"} <= set(wheels), wheels
     # Paths on the node: root inside the node sees them, and supervisorctl reaches the node's own supervisord.
     ctl = subprocess.run([node["exec"], *shlex.split(mm_vars["mirrormaker2_supervisorctl"]), "status"], capture_output=True, text=True, check=False)
     assert "sshd" in ctl.stdout and "RUNNING" in ctl.stdout and "broker" not in ctl.stdout, ctl.stdout + ctl.stderr

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from sandbox import kafka_home, nodes
+from sandbox import kafka_home, nodes, wheelhouse
 from sandbox.providers import ApacheProvider, NoidaProvider
 
 REPO = Path(__file__).resolve().parents[3]
@@ -99,3 +99,26 @@ def test_apache_kafka_home_is_an_empty_mount_point_for_the_real_distribution(tmp
     bind = kafka_home.write_node_kafka_home(upper, ApacheProvider(str(real)), tmp_path, REPO, "3.9")
     assert bind == {"source": str(real.resolve()), "target": kafka_home.KAFKA_HOME_ON_NODE}
     assert not list((upper / kafka_home.KAFKA_HOME_ON_NODE.lstrip("/")).iterdir())
+
+
+def test_a_built_wheelhouse_is_reused_without_pip(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    repo = tmp_path / "repo"
+    (repo / wheelhouse.PINS).parent.mkdir(parents=True)
+    (repo / wheelhouse.PINS).write_text("kafka-python==3.0.12\n")
+    built = []
+    monkeypatch.setattr(wheelhouse.subprocess, "run", lambda command, **_: built.append(command) or subprocess.CompletedProcess(command, 0, "", ""))
+    first = wheelhouse.ensure(repo)
+    assert wheelhouse.ensure(repo) == first and len(built) == 1 and str(repo / wheelhouse.PINS) in built[0]
+    (repo / wheelhouse.PINS).write_text("kafka-python==3.0.13\n")
+    assert wheelhouse.ensure(repo) != first and len(built) == 2, "other pins, another wheelhouse"
+    assert wheelhouse.pip_environment(first) == {"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(first)}
+
+
+def test_a_failed_wheel_build_says_what_failed(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    (tmp_path / wheelhouse.PINS).parent.mkdir(parents=True)
+    (tmp_path / wheelhouse.PINS).write_text("kafka-python==3.0.12\n")
+    monkeypatch.setattr(wheelhouse.subprocess, "run", lambda command, **_: subprocess.CompletedProcess(command, 1, "", "No matching distribution"))
+    with pytest.raises(wheelhouse.WheelhouseError, match="pip wheel.*no package source for the mirror_host role: No matching distribution"):
+        wheelhouse.ensure(tmp_path)
