@@ -22,11 +22,12 @@ def build_parser():
         prog="validate_mirror.py",
         description="Prove that MirrorMaker 2 mirrored every record of the selected topics. Exit code 0 = passed,"
                     " 1 = mirror defects found, 2 = could not validate. SASL passwords are read from %s and %s,"
-                    " TLS client key passwords from %s and %s."
+                    " TLS client key passwords from %s and %s: environment variables, or keys of the --passwords-file."
                     % (password_env_var("source"), password_env_var("target"), key_password_env_var("source"), key_password_env_var("target")),
     )
     for side in SIDES:
         add_connection_arguments(parser, side)
+    parser.add_argument("--passwords-file", help="JSON object of password variables (see above), read instead of the environment's")
     parser.add_argument("--topics", required=True, help="regular expression (full match) of source topics to validate")
     parser.add_argument("--exclude", help="regular expression (full match) of source topics to leave out")
     parser.add_argument("--source-alias", required=True, help="MM2 alias of the source cluster (prefix of remote topics)")
@@ -49,6 +50,18 @@ def build_parser():
     parser.add_argument("--read-timeout", type=float, default=30.0, help="seconds without progress before a read fails")
     parser.add_argument("--sample-limit", type=int, default=10, help="offsets kept per defect kind and partition")
     return parser
+
+
+def passwords(path):
+    """The password variables: the environment's, with those of the JSON file at `path` (when given) winning."""
+    environ = dict(os.environ)
+    if path:
+        try:
+            with open(path, encoding="utf-8") as handle:
+                environ.update(json.load(handle))
+        except (OSError, ValueError) as error:
+            raise ValueError("--passwords-file %s cannot be read as a JSON object: %s" % (path, error)) from None
+    return environ
 
 
 def options_from_arguments(args, environ=None):
@@ -106,7 +119,7 @@ def main(argv=None, spark=None):
         if stale and os.path.exists(stale):
             os.remove(stale)
     try:
-        options = options_from_arguments(args)
+        options = options_from_arguments(args, passwords(args.passwords_file))
     except ValueError as error:
         print("mirror validation: bad arguments: %s" % error, file=sys.stderr)
         return UNAVAILABLE

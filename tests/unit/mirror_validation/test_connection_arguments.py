@@ -1,0 +1,49 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The job's connection arguments: every field reaches confluent-kafka and kafka-python; passwords come from the
+environment or the --passwords-file, never from the command line."""
+import json
+
+import pytest
+
+from mirror_validation.cli import build_parser, options_from_arguments, passwords
+
+ARGV = ["--source-bootstrap", "a:9093,b:9093", "--source-security-protocol", "SASL_SSL", "--source-sasl-mechanism", "GSSAPI",
+        "--source-sasl-kerberos-service-name", "kafka-svc", "--source-sasl-kerberos-principal", "mirror@EXAMPLE.COM",
+        "--source-sasl-kerberos-keytab", "/k/mirror.keytab", "--source-ssl-cafile", "/ca.pem", "--source-ssl-certfile", "/c.pem",
+        "--source-ssl-keyfile", "/c.key", "--source-no-ssl-check-hostname",
+        "--target-bootstrap", "c:9093", "--target-security-protocol", "SASL_PLAINTEXT", "--target-sasl-mechanism", "SCRAM-SHA-512",
+        "--target-sasl-username", "mirror", "--topics", ".*", "--source-alias", "primary-kafka-cluster"]
+
+
+def options(environ):
+    return options_from_arguments(build_parser().parse_args(ARGV), environ)
+
+
+def test_every_field_reaches_both_clients():
+    parsed = options({"MIRROR_VALIDATION_SOURCE_SSL_PASSWORD": "kp", "MIRROR_VALIDATION_TARGET_SASL_PASSWORD": "sp"})
+    assert parsed.source.confluent_config() == {
+        "bootstrap.servers": "a:9093,b:9093", "security.protocol": "SASL_SSL", "sasl.mechanism": "GSSAPI",
+        "sasl.kerberos.service.name": "kafka-svc", "sasl.kerberos.principal": "mirror@EXAMPLE.COM",
+        "sasl.kerberos.keytab": "/k/mirror.keytab", "ssl.ca.location": "/ca.pem", "ssl.certificate.location": "/c.pem",
+        "ssl.key.location": "/c.key", "ssl.key.password": "kp", "ssl.endpoint.identification.algorithm": "none"}
+    python_config = parsed.source.kafka_python_config()
+    assert python_config["ssl_password"] == "kp" and python_config["ssl_check_hostname"] is False
+    assert python_config["sasl_kerberos_service_name"] == "kafka-svc"
+    target = parsed.target.confluent_config()
+    assert (target["sasl.username"], target["sasl.password"]) == ("mirror", "sp")
+    assert "sp" not in repr(parsed.target) and "kp" not in repr(parsed.source)
+
+
+def test_the_passwords_file_wins_over_the_environment(tmp_path, monkeypatch):
+    path = tmp_path / "passwords.json"
+    path.write_text(json.dumps({"MIRROR_VALIDATION_TARGET_SASL_PASSWORD": "from-file"}))
+    monkeypatch.setenv("MIRROR_VALIDATION_TARGET_SASL_PASSWORD", "from-env")
+    monkeypatch.setenv("MIRROR_VALIDATION_SOURCE_SSL_PASSWORD", "key-from-env")
+    parsed = options(passwords(str(path)))
+    assert parsed.target.sasl_password == "from-file" and parsed.source.ssl_password == "key-from-env"
+
+
+def test_an_unreadable_passwords_file_is_a_bad_argument(tmp_path):
+    with pytest.raises(ValueError, match="--passwords-file .* cannot be read as a JSON object"):
+        passwords(str(tmp_path / "absent.json"))
