@@ -148,7 +148,7 @@ def _supervisor_config(spec: dict) -> str:
         "[program:sshd]",
         f"command=/usr/sbin/sshd -D -e -f {SSHD_CONFIG}",
         "autorestart=true",
-        "startsecs=1",
+        "startsecs=0",  # RUNNING once spawned: `up` waits for its SSH banner instead
         "redirect_stderr=true",
         f"stdout_logfile={logs}/sshd.log",
         "",
