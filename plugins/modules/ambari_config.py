@@ -12,8 +12,8 @@ description:
   - Makes one Ambari config type (for example C(kafka-broker) or C(kafka-env)) hold the given properties and,
     optionally, a block of lines between marker lines inside a text property (for example the C(content) template of C(kafka-env)).
   - Reads the current version, plans the change, and only when something differs creates a new config version with the full
-    property set and a version note. Ambari makes a new version even for identical properties, so this module never sends one
-    without a change.
+    property set and a version note. Nothing is sent without a change, so check mode and diff show exactly what a run does
+    (Ambari itself makes no version for a property set identical to the current one).
   - Components that use the config type become stale in Ambari; restart them with M(kafkaops.mirror.ambari_restart).
 author: kafkaops.mirror developers (@kafkaops)
 extends_documentation_fragment:
