@@ -5,7 +5,8 @@
 
 After each request ends COMPLETED, the restarted components must be STARTED in Ambari and, when a Kafka connection
 is given, the brokers back in the cluster (ambari_broker_rejoin) before the next host restarts: COMPLETED only means
-that the start script returned. Check mode returns the same plan (what would restart) and sends no request.
+that the start script returned, and Ambari updates a component's state after a RESTART only through its periodic
+status commands (agent/HeartbeatProcessor.java), so STARTED alone can be stale in either direction. Check mode returns the same plan (what would restart) and sends no request.
 """
 from __future__ import annotations
 

@@ -221,7 +221,11 @@ class Cluster:
         ]
 
     def component_state(self, host_name: str, component: str) -> str:
-        """STARTED, or INSTALLED while a restart has it stopped (what Ambari's status command would report)."""
+        """STARTED, or INSTALLED while a restart has it stopped.
+
+        Ambari leaves the state after a RESTART to its status commands (agent/HeartbeatProcessor.java: "do not affect
+        states for custom commands except START and STOP"); this answers as a status command run at that moment would.
+        """
         with self.lock:
             return self.state.setdefault("component_state", {}).get(f"{host_name}|{component}", "STARTED")
 
