@@ -230,3 +230,16 @@ def ssh_argv(node: dict, command: str) -> list:
     login = node["ssh"]
     return ["ssh", *SSH_OPTIONS, "-o", "BatchMode=yes", "-i", login["private_key"], "-p", str(login["port"]),
             f"{login['user']}@{login['host']}", command]
+
+
+def as_root(node: dict) -> list:
+    """The argv prefix that runs a command as root on `node`: its `exec` on a host node; nothing on a name view (the
+    command runs on this machine, as in local node mode)."""
+    return [node["exec"]] if "exec" in node else []
+
+
+def machine_path(node: dict, path: str) -> Path:
+    """Where this machine reads the node's `path` as the node wrote it: under its upper dir on a host node (a file the
+    node never wrote is the machine's own, below it), the path itself elsewhere. Read only: change a running node's files
+    through `as_root` (an overlay's layers must not change under it)."""
+    return Path(node["upper"]) / path.lstrip("/") if "upper" in node else Path(path)

@@ -5,7 +5,6 @@ Counts come from an independent consumer.
 """
 from __future__ import annotations
 
-import getpass
 import json
 import shlex
 import subprocess
@@ -19,6 +18,7 @@ from kafka.structs import OffsetAndMetadata
 
 from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_records import Checkpoint, checkpoints_topic
 from ansible_runner import REPO, run_playbook
+from sandbox import nodes
 from mirror_fixture import NOIDA_API, RECEIVE_MAX, ensure_topic, resume_and_count
 
 pytestmark = pytest.mark.integration
@@ -30,14 +30,12 @@ CONSUMED = {0: 93, 1: 41}
 OFFSET_LAG_MAX = 10
 PROGRAM = "kafka-mirrormaker2"
 DEPLOY = Path(__file__).resolve().parent / "deploy_mm2.yml"
+ROLE_DEFAULTS = yaml.safe_load((REPO / "roles" / "mirrormaker2" / "defaults" / "main.yml").read_text())
 APPLY_TASK = "kafkaops.mirror.failover : Translate the groups' offsets and commit them on the target"
 
 
 def mm2_vars():
     return {
-        # As tests/integration/mirrormaker2 does: run as the current user, whom the sandbox's node wrapper lets unshare.
-        "mirrormaker2_user": getpass.getuser(),
-        "mirrormaker2_create_user": False,
         "mirrormaker2_offset_lag_max": OFFSET_LAG_MAX,
         "mirrormaker2_max_lag": 0,
         "mirrormaker2_health_timeout": 120,
@@ -73,10 +71,13 @@ def checkpoints_for(bootstrap, group):
 def deployed(sandbox):
     inventory = Path(sandbox["dir"]) / "inventory.yml"
     mm_vars = yaml.safe_load(inventory.read_text())["all"]["children"]["mirrormaker"]["vars"]
-    supervisorctl = shlex.split(mm_vars["mirrormaker2_supervisorctl"])
-    program_file = Path(mm_vars["mirrormaker2_supervisor_conf_dir"]) / f"{PROGRAM}.conf"
-    config_dir = Path(mm_vars["mirrormaker2_config_dir"])
-    before = set(config_dir.rglob("*")) if config_dir.exists() else set()
+    node = next(n for n in sandbox["clusters"][TARGET]["nodes"] if n["name"] == sandbox["mirrormaker_node"])
+    # Paths and commands on the MirrorMaker node (a host of its own in the sandbox's ssh node mode).
+    on_node = nodes.as_root(node)
+    supervisorctl = on_node + shlex.split(mm_vars["mirrormaker2_supervisorctl"])
+    program_file = f"{mm_vars['mirrormaker2_supervisor_conf_dir']}/{PROGRAM}.conf"
+    config_dir = mm_vars.get("mirrormaker2_config_dir", ROLE_DEFAULTS["mirrormaker2_config_dir"])
+    before = set(nodes.machine_path(node, config_dir).rglob("*"))
     primary = sandbox["clusters"][SOURCE]["bootstrap_servers"]
     ensure_topic(primary, TOPIC, 2)
     producer = KafkaProducer(bootstrap_servers=primary, api_version=NOIDA_API, linger_ms=5)
@@ -96,16 +97,13 @@ def deployed(sandbox):
     finally:
         # Stop what the role started through supervisord, so the session's sandbox runs nothing of ours.
         subprocess.run(supervisorctl + ["stop", PROGRAM], capture_output=True, check=False)
-        if program_file.exists():
-            program_file.unlink()
+        subprocess.run(on_node + ["rm", "-f", program_file], capture_output=True, check=False)
         subprocess.run(supervisorctl + ["update"], capture_output=True, check=False)
         # And the files the role rendered: later tests on the session's sandbox (tests/integration/mirrormaker2) expect none.
-        created = (set(config_dir.rglob("*")) if config_dir.exists() else set()) - before
+        upper = nodes.machine_path(node, "/")
+        created = set(nodes.machine_path(node, config_dir).rglob("*")) - before
         for path in sorted(created, key=lambda p: len(p.parts), reverse=True):
-            if path.is_dir():
-                path.rmdir()
-            else:
-                path.unlink()
+            subprocess.run(on_node + ["rm", "-d" if path.is_dir() else "-f", f"/{path.relative_to(upper)}"], capture_output=True, check=False)
 
 
 def test_failover_after_mirrormaker2(deployed):
