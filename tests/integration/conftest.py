@@ -131,6 +131,9 @@ UNIT_WEIGHTS = {
     "tests/integration/hosts_sync/test_hosts_sync_role.py": 45,
     "tests/integration/failover/test_failover.py": 30,
     "tests/integration/failover/test_failover_mm2.py": 30,
+    "tests/integration/connection/test_runbook_aliases.py": 120,
+    "tests/integration/connection/test_tls_connection.py": 60,
+    "tests/integration/connection/test_connection_reaches_every_role.py": 30,
 }
 # Directories whose tests share session fixtures that are expensive to build twice.
 SHARED_SESSION_DIRS = ("tests/integration/mirror_validation",)
