@@ -12,6 +12,7 @@ Usage (doc fragment kafkaops.mirror.kafka_connection documents the options):
 """
 from __future__ import annotations
 
+import importlib.util
 import re
 import socket
 import traceback
@@ -158,6 +159,11 @@ def client_config(params):
     return config
 
 
+def gssapi_available():
+    """Whether kafka-python's GSSAPI mechanism can load (it imports the gssapi package only when it first connects)."""
+    return importlib.util.find_spec("gssapi") is not None
+
+
 def probe_address(host, port, timeout=_PROBE_TIMEOUT_S):
     """Why host:port cannot be used from here (None when it resolves and accepts TCP)."""
     try:
@@ -276,6 +282,11 @@ class KafkaConnection:
         return client
 
     def _build(self, factory, config):
+        if config.get("sasl_mechanism") == "GSSAPI" and not gssapi_available():
+            raise KafkaConnectionError(
+                f"sasl_mechanism GSSAPI for {self.where} needs the Python package gssapi (and the MIT Kerberos libraries) for the "
+                "Python that runs the module: pip install gssapi (Debian/Ubuntu: apt install libkrb5-dev first)."
+            )
         if self._kerberos is not None:
             try:
                 self._kerberos.open()

@@ -39,6 +39,7 @@ def fake_kinit(tmp_path, monkeypatch):
     script.chmod(script.stat().st_mode | stat.S_IXUSR)
     monkeypatch.setenv("PATH", "%s:%s" % (bin_dir, os.environ["PATH"]))
     monkeypatch.delenv(CCACHE_VARIABLE, raising=False)
+    monkeypatch.setattr(kafka_client, "gssapi_available", lambda: True)
     keytab = tmp_path / "mirror.keytab"
     keytab.write_bytes(b"\x05\x02")
     return {"record": record, "keytab": str(keytab)}
@@ -122,3 +123,11 @@ def test_without_a_keytab_the_users_own_ticket_is_used(kinit, monkeypatch):
     assert seen_by_clients(monkeypatch, connection) == ["FILE:/tmp/krb5cc_user"]
     connection.close()
     assert calls(kinit) == [] and os.environ[CCACHE_VARIABLE] == "FILE:/tmp/krb5cc_user"
+
+
+def test_gssapi_without_the_python_package_says_what_to_install(kinit, monkeypatch):
+    monkeypatch.setattr(kafka_client, "gssapi_available", lambda: False)
+    connection = KafkaConnection(dict(GSSAPI, sasl_kerberos_keytab=kinit["keytab"]))
+    with pytest.raises(KafkaConnectionError, match="needs the Python package gssapi"):
+        seen_by_clients(monkeypatch, connection)
+    assert calls(kinit) == []
