@@ -5,8 +5,6 @@ independent kafka-python clients (kafka_io), supervisorctl and the file system.
 """
 from __future__ import annotations
 
-import getpass
-import os
 import shlex
 import stat
 import subprocess
@@ -18,6 +16,7 @@ import yaml
 from ansible_runner import run_module, run_playbook
 
 import mm2_kafka_io as kafka_io
+from sandbox import nodes
 
 pytestmark = pytest.mark.integration
 
@@ -26,6 +25,7 @@ PLAYBOOK = HERE / "deploy.yml"
 PROGRAM = "kafka-mirrormaker2"
 SECRET = "S3cr3t-jaas-value-do-not-print"
 TRUSTSTORE_SECRET = "truststore-pw-do-not-print"
+ROLE_DEFAULTS = yaml.safe_load((HERE.parents[2] / "roles" / "mirrormaker2" / "defaults" / "main.yml").read_text())
 
 
 class Mirror:
@@ -34,9 +34,15 @@ class Mirror:
         self.dir = Path(state["dir"])
         self.inventory = self.dir / "inventory.yml"
         mm_vars = yaml.safe_load(self.inventory.read_text())["all"]["children"]["mirrormaker"]["vars"]
-        self.supervisorctl = shlex.split(mm_vars["mirrormaker2_supervisorctl"])
-        self.config_dir = Path(mm_vars["mirrormaker2_config_dir"])
-        self.program_file = Path(mm_vars["mirrormaker2_supervisor_conf_dir"]) / (PROGRAM + ".conf")
+        # The MirrorMaker node is a host of its own (the sandbox's ssh node mode): commands run there as root, files
+        # are read where the machine sees what the node wrote.
+        node = next(n for n in state["clusters"]["secondary"]["nodes"] if n["name"] == state["mirrormaker_node"])
+        self.on_node = nodes.as_root(node)
+        self.supervisorctl = self.on_node + shlex.split(mm_vars["mirrormaker2_supervisorctl"])
+        self.config_dir = nodes.machine_path(node, mm_vars.get("mirrormaker2_config_dir", ROLE_DEFAULTS["mirrormaker2_config_dir"]))
+        self.program_path = f"{mm_vars['mirrormaker2_supervisor_conf_dir']}/{PROGRAM}.conf"
+        self.program_file = nodes.machine_path(node, self.program_path)
+        self.service_uid = int(nodes.account_lines(node, ROLE_DEFAULTS["mirrormaker2_user"], "hadoop")["passwd"].split(":")[2])
         self.primary = state["clusters"]["primary"]["bootstrap_servers"]
         self.secondary = state["clusters"]["secondary"]["bootstrap_servers"]
 
@@ -63,8 +69,6 @@ class Mirror:
 
 def base_vars():
     return {
-        "mirrormaker2_user": getpass.getuser(),
-        "mirrormaker2_create_user": False,
         "mirrormaker2_flows": [flow_primary_to_secondary()],
         "mirrormaker2_max_lag": 0,
         "mirrormaker2_health_timeout": 120,
@@ -83,6 +87,9 @@ def flow_primary_to_secondary(**extra):
 @pytest.fixture(scope="module")
 def mirror(sandbox):
     mirror = Mirror(sandbox)
+    # The MirrorMaker host's virtualenv first, so that the tests' deployments count only the role's own changes.
+    prepared = run_playbook(PLAYBOOK, inventory=mirror.inventory, tags="mirror_host", timeout=600)
+    assert not prepared.failed, prepared.stdout[-4000:]
     kafka_io.create(mirror.primary, "mm2t-orders", 3, {"retention.ms": "86400000"})
     kafka_io.create(mirror.primary, "mm2t-payments", 1)
     kafka_io.create(mirror.primary, "mm2t-orders.tmp", 1)
@@ -92,8 +99,7 @@ def mirror(sandbox):
     yield mirror
     # Stop what the role started through supervisord, so the session's sandbox runs nothing of ours.
     mirror.ctl("stop", PROGRAM)
-    if mirror.program_file.exists():
-        mirror.program_file.unlink()
+    subprocess.run(mirror.on_node + ["rm", "-f", mirror.program_path], capture_output=True, check=False)
     mirror.ctl("update")
 
 
@@ -148,7 +154,7 @@ def test_first_deploy_replicates_identical_partitions(mirror):
     assert {"heartbeats", "primary.heartbeats", "primary.checkpoints.internal"} <= on_target
     assert "mm2-offset-syncs.secondary.internal" in kafka_io.topics(mirror.primary)
     mode = stat.S_IMODE(mirror.properties.stat().st_mode)
-    assert mode == 0o600 and mirror.properties.stat().st_uid == os.getuid()
+    assert mode == 0o600 and mirror.properties.stat().st_uid == mirror.service_uid
 
 
 def test_rerun_changes_nothing_and_keeps_the_process(mirror):
