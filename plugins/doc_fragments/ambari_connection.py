@@ -34,9 +34,12 @@ options:
     description:
       - Seconds to wait for one HTTP response from Ambari.
       - Connection errors and HTTP 502, 503 and 504 answers are retried 4 times with exponential backoff (0.5 to 4 seconds); 4xx answers are not.
+        A restart request is posted again only when Ambari lists no request with its context that it accepted meanwhile.
     type: int
     default: 30
 notes:
   - Every write sends the C(X-Requested-By) header Ambari's CSRF protection requires.
+  - Requests send C(Accept */*) and bodies as C(text/plain), as Ambari's web UI does; Ambari 2.7.0 to 2.7.3 (HDInsight) fail
+    an C(application/json) body, and every Ambari answers 406 to C(Accept application/json).
   - HTTP 401 or 403 fails with "wrong Ambari credentials for <url>".
 """

@@ -44,6 +44,11 @@ class Cluster:
                 raise ValueError(f"host {host['host_name']}: unknown components {unknown}; known: {sorted(COMPONENT_SERVICE)}")
         self.username = config.get("username", "admin")
         self.esp = bool(config.get("esp"))
+        # A fresh real cluster can already have stale components (a config changed and never restarted).
+        self.stale_at_start = [tuple(pair) for pair in config.get("stale_at_start", [])]
+        unknown = [pair for pair in self.stale_at_start if pair not in self.host_components()]
+        if unknown:
+            raise ValueError(f"stale_at_start names {unknown}, which are not [host_name, component] pairs of the hosts")
         self.ambari_version = str(config.get("ambari_version", defaults.AMBARI_VERSION))
         self.broker_config_file = config.get("broker_config_file")
         self.restart_command = config.get("restart_command") or []
@@ -75,7 +80,8 @@ class Cluster:
         for config_type, properties in defaults.initial_configs(zookeepers, self.esp).items():
             configs[config_type] = {"version1": {"version": 1, "properties": properties, "properties_attributes": {}, "created": created}}
             desired[config_type] = "version1"
-        state = {"configs": configs, "desired": desired, "service_config_versions": [], "stale": {}, "requests": {}, "next_request_id": 1,
+        stale = {f"{host}|{component}": True for host, component in self.stale_at_start}
+        state = {"configs": configs, "desired": desired, "service_config_versions": [], "stale": stale, "requests": {}, "next_request_id": 1,
                  "next_task_id": 1, "component_state": {}, "restarts": []}
         for service in sorted(set(defaults.CONFIG_TYPE_SERVICE.values())):
             types = [t for t, s in defaults.CONFIG_TYPE_SERVICE.items() if s == service]
@@ -194,8 +200,10 @@ class Cluster:
                 }
                 self.state["service_config_versions"].append(scv)
                 new_versions.append(scv)
-                # Real Ambari marks stale whenever the desired config differs from what the host runs.
-                for host, component in self.host_components(service):
+            # Real Ambari marks stale whenever a config a component depends on differs from what the host runs.
+            changed_types = {entry["type"] for entry in planned}
+            for host, component in self.host_components():
+                if changed_types & set(defaults.SERVICE_CONFIG_DEPENDENCIES[COMPONENT_SERVICE[component]]):
                     self.state["stale"][f"{host}|{component}"] = True
             self.save()
             return new_versions
@@ -365,8 +373,7 @@ class Cluster:
         """Restarted components run the config that was desired when they restarted."""
         with self.lock:
             for task in request["tasks"]:
-                service = COMPONENT_SERVICE[task["role"]]
-                types = [t for t, s in defaults.CONFIG_TYPE_SERVICE.items() if s == service]
+                types = defaults.SERVICE_CONFIG_DEPENDENCIES[COMPONENT_SERVICE[task["role"]]]
                 if all(self.state["desired"][t] == desired_at_start[t] for t in types):
                     self.state["stale"][f"{task['host_name']}|{task['role']}"] = False
             self.save()

@@ -3,7 +3,8 @@ and the collection's client and modules pass it: headers, no duplicate restart a
 from __future__ import annotations
 
 import pytest
-from ansible_runner import run_module
+from ambari_emulator import cluster_hosts
+from ansible_runner import run_module, run_tasks
 
 pytestmark = pytest.mark.integration
 
@@ -81,3 +82,27 @@ def test_esp_cluster_has_sasl_plaintext_listeners(make_emulator):
     broker = emu.properties("kafka-broker")
     assert broker["listeners"] == "SASL_PLAINTEXT://localhost:9092" and broker["security.inter.broker.protocol"] == "SASL_PLAINTEXT"
     assert emu.get("?fields=Clusters/security_type")["Clusters"]["security_type"] == "KERBEROS"
+
+
+def test_zoo_cfg_change_makes_kafka_brokers_stale(emulator):
+    """KAFKA lists zoo.cfg among its <configuration-dependencies> (common-services/KAFKA/0.8.1/metainfo.xml)."""
+    props = dict(emulator.properties("zoo.cfg"), tickTime="3000")
+    assert emulator.put_config("zoo.cfg", props, "version-zk")[0] == 200
+    components = {component for _host, component in emulator.stale()}
+    assert components == {"KAFKA_BROKER", "ZOOKEEPER_SERVER"} and len(emulator.stale()) == 6
+
+
+def test_brokers_stale_before_the_run_are_restarted_one_at_a_time(make_emulator):
+    """A fresh real cluster can already have stale brokers: the role restarts them (rolling) though it changes nothing."""
+    hosts = cluster_hosts()
+    stale = [hosts[2]["host_name"], hosts[1]["host_name"]]
+    emu = make_emulator("stale", hosts=hosts, stale_at_start=[[h, "KAFKA_BROKER"] for h in stale])
+    assert emu.stale() == sorted((h, "KAFKA_BROKER") for h in stale)
+    task = {"name": "apply ambari_kafka", "ansible.builtin.include_role": {"name": "kafkaops.mirror.ambari_kafka"},
+            "vars": {"ambari_url": emu.url, "ambari_cluster_name": "primary", "ambari_password": emu.config["password"],
+                     "ambari_kafka_poll_interval": 0.2}}
+    play = run_tasks([task])
+    assert not play.failed, play.stdout[-3000:]
+    assert [e["host_name"] for e in emu.restarts()] == sorted(stale) and emu.stale() == []
+    assert len(emu.config_versions()) == 1
+    assert not run_tasks([task]).changed_count and len(emu.restarts()) == 2
