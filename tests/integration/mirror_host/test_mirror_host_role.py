@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import shlex
-import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -19,7 +18,6 @@ from pathlib import Path
 import pytest
 from ansible_runner import REPO, run_playbook, run_tasks
 
-import wheelhouse
 from sandbox.nodes import ssh_argv
 
 pytestmark = pytest.mark.integration
@@ -48,9 +46,8 @@ class Host:
     def __init__(self, state):
         self.inventory = Path(state["dir"]) / "inventory.yml"
         self.node = next(node for node in state["clusters"]["secondary"]["nodes"] if node["name"] == state["mirrormaker_node"])
+        # pip on the node uses the sandbox's wheelhouse (the inventory's mirror_host_pip_environment): nodes reach no index.
         self.venv = f"{VENV_ROOT}/venv"
-        # Quirk of the sandbox: a node resolves names from its hosts file only, so pip there reaches no index (wheelhouse.py).
-        self.pip_environment = wheelhouse.build(Path(state["dir"]) / "mirror-host-wheels")
 
     def ssh(self, command: str, check=True) -> subprocess.CompletedProcess:
         return subprocess.run(ssh_argv(self.node, command), capture_output=True, text=True, timeout=120, check=check)
@@ -75,7 +72,6 @@ class Host:
 
     def run(self, directory: Path, check=False, **extra):
         extra.setdefault("mirror_host_venv", self.venv)
-        extra.setdefault("mirror_host_pip_environment", self.pip_environment)
         started = time.monotonic()
         result = run_playbook(self.playbook(directory), inventory=self.inventory, extra_vars=extra, check=check, diff=True, timeout=900)
         result.seconds = time.monotonic() - started
@@ -93,7 +89,6 @@ def host(sandbox):
     host = Host(sandbox)
     yield host
     host.ssh(f"sudo rm -rf {VENV_ROOT}", check=False)
-    shutil.rmtree(Path(sandbox["dir"]) / "mirror-host-wheels", ignore_errors=True)
 
 
 def report(result) -> dict:
@@ -179,8 +174,7 @@ def test_a_kafkaops_module_runs_with_the_virtualenv(host):
          "changed_when": False},
         {"name": "read the target cluster", "kafkaops.mirror.kafka_cluster_info": {
             "bootstrap_servers": "{{ hostvars[groups['secondary_kafka'][0]]['kafka_bootstrap_servers'] }}"}},
-    ], hosts="mirrormaker", inventory=host.inventory,
-        extra_vars={"mirror_host_venv": host.venv, "mirror_host_pip_environment": host.pip_environment})
+    ], hosts="mirrormaker", inventory=host.inventory, extra_vars={"mirror_host_venv": host.venv})
     assert not play.failed, play.stdout[-3000:]
     assert play.task("which python")["stdout"] == host.venv
     assert play.task("read the target cluster")["broker_count"] == 1
