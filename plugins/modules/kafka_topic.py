@@ -118,6 +118,12 @@ options:
       sasl_kerberos_service_name:
         description: Kerberos service name of the source brokers.
         type: str
+      sasl_kerberos_principal:
+        description: Kerberos principal to log in as at the source, with O(copy_from.sasl_kerberos_keytab) (C(kinit), see O(sasl_kerberos_principal)).
+        type: str
+      sasl_kerberos_keytab:
+        description: Keytab of O(copy_from.sasl_kerberos_principal), a path on the host that runs the module.
+        type: path
       sasl_plain_username:
         description: SASL user at the source.
         type: str

@@ -74,8 +74,8 @@ SASL_SSL = {"bootstrap_servers": ["127.0.1.10:9093"], "security_protocol": "SASL
 
 
 def test_mm2_renders_each_clusters_connection_and_marks_its_secrets():
-    config = build_config({"kafka_version": "3.9", "clusters": [cluster("primary-kafka-cluster", connection=SASL_SSL),
-                                                               cluster("secondary-kafka-cluster")],
+    clusters = [cluster("primary-kafka-cluster", connection=SASL_SSL), cluster("secondary-kafka-cluster")]
+    config = build_config({"kafka_version": "3.9", "clusters": clusters,
                            "flows": [{"source": "primary-kafka-cluster", "target": "secondary-kafka-cluster"}]})
     props = parse(render(config.files[MM2_PROPERTIES_FILE]))
     assert props["primary-kafka-cluster.security.protocol"] == "SASL_SSL"
@@ -102,8 +102,8 @@ def test_mm2_2_4_with_a_pem_connection_fails_naming_the_cluster():
 
 
 def test_mm1_files_get_the_connection_too():
-    config = build_config({"engine": "mm1", "kafka_version": "3.9", "clusters": [cluster("primary", connection=SASL_SSL),
-                                                                                cluster("secondary")],
+    clusters = [cluster("primary", connection=SASL_SSL), cluster("secondary")]
+    config = build_config({"engine": "mm1", "kafka_version": "3.9", "clusters": clusters,
                            "flows": [{"source": "primary", "target": "secondary"}]})
     consumer = config.files[MM1_CONSUMER_FILE]
     assert consumer["security.protocol"] == "SASL_SSL" and "sasl.jaas.config" in config.secret_keys
