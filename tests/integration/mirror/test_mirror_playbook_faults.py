@@ -3,6 +3,7 @@ and changes nothing after that point (read back with independent clients and pla
 from __future__ import annotations
 
 import json
+import subprocess
 import urllib.request
 from pathlib import Path
 
@@ -10,13 +11,14 @@ import pytest
 import yaml
 
 from ansible_runner import REPO, run_playbook
-from sandbox import api
+from sandbox import api, nodes
 from sandbox.seed import seed
 
 pytestmark = pytest.mark.integration
 
 MIRROR = REPO / "playbooks" / "mirror.yml"
 SUBNET = 7  # a throwaway sandbox of its own: these tests break and reconfigure it
+ROLE_DEFAULTS = yaml.safe_load((REPO / "roles" / "mirrormaker2" / "defaults" / "main.yml").read_text())
 
 
 @pytest.fixture(scope="module")
@@ -28,6 +30,10 @@ def lab(tmp_path_factory, sandbox_net):
         yield state
     finally:
         api.down(directory)
+
+
+def mirrormaker_node(state):
+    return next(n for n in state["clusters"]["secondary"]["nodes"] if n["name"] == state["mirrormaker_node"])
 
 
 def target_hosts_files(state):
@@ -74,22 +80,25 @@ def test_secondary_ambari_down_stops_at_ambari_kafka(lab, kafka_admin):
     assert not [t["task"] for t in play.tasks if t["action"] in later_stages]
     admin = kafka_admin(lab, "secondary")
     assert not [t for t in admin.list_topics() if t.startswith("primary.")], "topics were created on the target after the failure"
-    assert not list((Path(lab["dir"]) / "mirrormaker2").iterdir()), "the mirrormaker2 stage wrote files after the failure"
-    assert not (Path(lab["dir"]) / "supervisor" / "conf.d" / "kafka-mirrormaker2.conf").exists(), "a MirrorMaker program was installed"
+    node = mirrormaker_node(lab)
+    assert not nodes.machine_path(node, ROLE_DEFAULTS["mirrormaker2_config_dir"]).exists(), "the mirrormaker2 stage wrote files after the failure"
+    assert not nodes.machine_path(node, f"{ROLE_DEFAULTS['mirrormaker2_supervisor_conf_dir']}/kafka-mirrormaker2.conf").exists(), \
+        "a MirrorMaker program was installed"
 
 
-def test_mirrormaker_that_cannot_start_shows_its_log(lab, tmp_path):
-    broken_home = tmp_path / "kafka"
-    script = broken_home / "bin" / "connect-mirror-maker.sh"
-    script.parent.mkdir(parents=True)
-    script.write_text("#!/bin/sh\necho 'Error: Could not find or load main class org.apache.kafka.connect.mirror.MirrorMaker' >&2\nexit 1\n")
-    script.chmod(0o755)
-    (broken_home / "libs").mkdir()
-    (broken_home / "libs" / "kafka-clients-3.9.0.jar").touch()  # the version the role detects
+def test_mirrormaker_that_cannot_start_shows_its_log(lab):
+    # On the MirrorMaker node (a host of its own), where its service account can read it.
+    broken_home = "/opt/kafka-broken"
+    script = "#!/bin/sh\necho 'Error: Could not find or load main class org.apache.kafka.connect.mirror.MirrorMaker' >&2\nexit 1\n"
+    made = subprocess.run([*nodes.as_root(mirrormaker_node(lab)), "sh", "-c", f"mkdir -p {broken_home}/bin {broken_home}/libs && "
+                           f"printf %s \"$0\" > {broken_home}/bin/connect-mirror-maker.sh && chmod 0755 {broken_home}/bin/connect-mirror-maker.sh && "
+                           f"touch {broken_home}/libs/kafka-clients-3.9.0.jar", script],  # the version the role detects
+                          capture_output=True, text=True, check=False)
+    assert made.returncode == 0, made.stderr
 
     play = run_playbook(MIRROR, inventory=Path(lab["dir"]) / "inventory.yml", tags="mirrormaker2",
-                        extra_vars={"mirrormaker2_kafka_home": str(broken_home), "mirrormaker2_health_timeout": 20,
-                                    "mirrormaker2_config_dir": str(tmp_path / "mm2")})
+                        extra_vars={"mirrormaker2_kafka_home": broken_home, "mirrormaker2_health_timeout": 20,
+                                    "mirrormaker2_config_dir": "/etc/kafka-mirrormaker2-broken"})
 
     assert play.failed
     failure = failed_task(play)

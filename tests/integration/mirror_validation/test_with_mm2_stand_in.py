@@ -2,7 +2,6 @@
 records, offset-sync anchors and checkpoints written by an independent implementation of MM2's formats."""
 from __future__ import annotations
 
-import getpass
 import shlex
 import subprocess
 import uuid
@@ -13,6 +12,7 @@ import yaml
 from ansible_runner import run_playbook
 
 import mirror_copy
+from sandbox import nodes
 from validation_runs import topic_of
 
 pytestmark = [
@@ -31,26 +31,26 @@ def stand_in_mirror(sandbox, tmp_path_factory):
     mirror_copy.ensure_topic(source, topic, 3)
     mirror_copy.produce(source, topic, mirror_copy.source_records(topic, 3, 200))
     playbook = tmp_path_factory.mktemp("mm2") / "deploy.yml"
+    # mirror_host first, as playbooks/mirror.yml does: the role's modules need the Kafka clients on the MirrorMaker host.
     playbook.write_text(yaml.safe_dump([{"name": "deploy MirrorMaker 2", "hosts": "mirrormaker", "gather_facts": False,
-                                         "roles": [{"role": "kafkaops.mirror.mirrormaker2"}]}]))
+                                         "roles": [{"role": "kafkaops.mirror.mirror_host"}, {"role": "kafkaops.mirror.mirrormaker2"}]}]))
     flow = {"source": "primary", "target": "secondary", "topics": [topic], "refresh_topics_interval_seconds": 2,
             "emit_checkpoints_interval_seconds": 2}
     inventory = Path(sandbox["dir"]) / "inventory.yml"
     mm_vars = yaml.safe_load(inventory.read_text())["all"]["children"]["mirrormaker"]["vars"]
-    supervisorctl = shlex.split(mm_vars["mirrormaker2_supervisorctl"])
-    # Its own config dir: the session sandbox's is left as the mirrormaker2 tests expect it (empty).
+    # On the MirrorMaker node (a host of its own in the sandbox's ssh node mode): commands run there as root.
+    on_node = nodes.as_root(next(n for n in sandbox["clusters"]["secondary"]["nodes"] if n["name"] == sandbox["mirrormaker_node"]))
+    supervisorctl = on_node + shlex.split(mm_vars["mirrormaker2_supervisorctl"])
+    # Its own config dir on the node: the session sandbox's is left as the mirrormaker2 tests expect it (empty).
     deployed = run_playbook(playbook, inventory=inventory, timeout=600, extra_vars={
-        "mirrormaker2_config_dir": str(tmp_path_factory.mktemp("mm2-config")),
-        "mirrormaker2_user": getpass.getuser(), "mirrormaker2_create_user": False, "mirrormaker2_flows": [flow],
+        "mirrormaker2_config_dir": f"/etc/kafka-mirrormaker2-{topic}", "mirrormaker2_flows": [flow],
         "mirrormaker2_max_lag": 0, "mirrormaker2_health_timeout": 120, "mirrormaker2_health_poll_interval": 2})
     try:
         assert not deployed.failed, deployed.stdout[-3000:]
         yield topic
     finally:
         subprocess.run(supervisorctl + ["stop", PROGRAM], capture_output=True, check=False)
-        program = Path(mm_vars["mirrormaker2_supervisor_conf_dir"]) / (PROGRAM + ".conf")
-        if program.exists():
-            program.unlink()
+        subprocess.run(on_node + ["rm", "-f", f"{mm_vars['mirrormaker2_supervisor_conf_dir']}/{PROGRAM}.conf"], capture_output=True, check=False)
         subprocess.run(supervisorctl + ["update"], capture_output=True, check=False)
 
 
