@@ -2,7 +2,8 @@
 
 The docker driver pings the daemon before any step, even a syntax check. A stub that answers only
 `GET /version` and `GET /_ping` on a unix socket stands in for it; nothing is created, only the scenario's playbooks are
-syntax-checked against the scenario's inventory.
+syntax-checked against the scenario's inventory. The scenario's running parts are exercised on the sandbox by
+tests/integration/molecule_docker/.
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import threading
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
+import yaml
 from ansible_runner import REPO, ansible_env
 
 
@@ -60,3 +62,9 @@ def test_docker_scenario_passes_molecule_syntax(tmp_path):
     output = proc.stdout + proc.stderr
     assert proc.returncode == 0, output[-4000:]
     assert "converge.yml" in output
+
+
+def test_the_mirrormaker_host_unpacks_the_broker_image_release():
+    scenario = yaml.safe_load((REPO / "molecule" / "docker" / "molecule.yml").read_text())
+    brokers = {p["image"].rsplit(":", 1)[1] for p in scenario["platforms"] if p["image"].startswith("apache/kafka:")}
+    assert brokers == {scenario["provisioner"]["inventory"]["group_vars"]["mirrormaker"]["molecule_docker_kafka_version"]}
