@@ -206,8 +206,11 @@ class AmbariClient:
         return sorted(hosts, key=lambda h: h["host_name"])
 
     def host_components(self, service):
-        """[(component, host, stale)] for every host component of a service."""
-        query = {"HostRoles/service_name": service, "fields": "HostRoles/component_name,HostRoles/host_name,HostRoles/stale_configs"}
+        """[(component, host, stale, effective maintenance state)] for every host component of a service."""
+        query = {
+            "HostRoles/service_name": service,
+            "fields": "HostRoles/component_name,HostRoles/host_name,HostRoles/stale_configs,HostRoles/maintenance_state",
+        }
         try:
             body = self.call("GET", self.cluster_path + "/host_components", query=query)
         except AmbariError as exc:
@@ -216,7 +219,7 @@ class AmbariClient:
                 raise AmbariError(f"cluster {self.cluster_name} at {self.url} has no service {service} ({exc}); check the service name", 404) from None
             raise
         roles = [i["HostRoles"] for i in body.get("items", [])]
-        return sorted((r["component_name"], r["host_name"], bool(r.get("stale_configs"))) for r in roles)
+        return sorted((r["component_name"], r["host_name"], bool(r.get("stale_configs")), r.get("maintenance_state") or "OFF") for r in roles)
 
     def host_component_states(self, service):
         """{(component, host): state} of a service's host components (STARTED, INSTALLED, STARTING, ...)."""

@@ -6,7 +6,8 @@
 After each request ends COMPLETED, the restarted components must be STARTED in Ambari and, when a Kafka connection
 is given, the brokers back in the cluster (ambari_broker_rejoin) before the next host restarts: COMPLETED only means
 that the start script returned, and Ambari updates a component's state after a RESTART only through its periodic
-status commands (agent/HeartbeatProcessor.java), so STARTED alone can be stale in either direction. Check mode returns the same plan (what would restart) and sends no request.
+status commands (agent/HeartbeatProcessor.java), so STARTED alone can be stale in either direction.
+Check mode returns the same plan (what would restart) and sends no request.
 """
 from __future__ import annotations
 
@@ -33,20 +34,30 @@ class RestartFailed(AmbariError):
         self.result = result
 
 
-def select_targets(host_components, components=None, hosts=None, only_stale=True):
-    """The (component, host) pairs to restart from [(component, host, stale)], narrowed to the named components and hosts.
+# Effective maintenance states (HostRoles/maintenance_state) under which Ambari runs a service-level operation
+# (MaintenanceStateHelper.isOperationAllowed, case Service): the web UI's "Restart" of a service skips the others.
+SERVICE_OPERATION_ALLOWED = ("OFF", "IMPLIED_FROM_SERVICE")
 
-    Names that match nothing on the service are an input error, so that a typo does not pass as "nothing to restart".
+
+def select_targets(host_components, components=None, hosts=None, only_stale=True):
+    """([(component, host)] to restart, [(component, host, maintenance state)] skipped) from [(component, host, stale,
+    maintenance state)], narrowed to the named components and hosts.
+
+    A component in maintenance mode (its own, or its host's) is skipped unless its host is named in `hosts`, as an
+    operation aimed at that host component would run on it in Ambari. Names that match nothing on the service are an
+    input error, so that a typo does not pass as "nothing to restart".
     """
-    unknown = sorted(set(components or []) - {c for c, _h, _s in host_components})
-    unknown += sorted(set(hosts or []) - {h for _c, h, _s in host_components})
+    unknown = sorted(set(components or []) - {hc[0] for hc in host_components})
+    unknown += sorted(set(hosts or []) - {hc[1] for hc in host_components})
     if unknown:
         raise RestartInputError(f"{', '.join(unknown)}: not among the service's host components")
-    return [
-        (component, host)
-        for component, host, stale in host_components
+    selected = [
+        (component, host, maintenance)
+        for component, host, stale, maintenance in host_components
         if (stale or not only_stale) and (not components or component in components) and (not hosts or host in hosts)
     ]
+    skipped = [(c, h, m) for c, h, m in selected if m not in SERVICE_OPERATION_ALLOWED and not hosts]
+    return [(c, h) for c, h, m in selected if (c, h, m) not in skipped], skipped
 
 
 def batches(targets, rolling):
@@ -121,13 +132,14 @@ def restart_components(params, check_mode, client=None, restarter=None, rejoin=N
     if not host_components:
         raise RestartInputError(f"service {service} has no host components in cluster {client.cluster_name}; check the service name")
     try:
-        targets = select_targets(host_components, params.get("components"), params.get("hosts"), params["only_stale"])
+        targets, skipped = select_targets(host_components, params.get("components"), params.get("hosts"), params["only_stale"])
     except RestartInputError as exc:
         raise RestartInputError(f"service {service} in cluster {client.cluster_name}: {exc}") from None
     plan = batches(targets, params["rolling"])
     result = {
         "changed": bool(plan),
         "restarted": [{"service": service, "component": c, "host": h} for c, h in targets],
+        "in_maintenance": [{"service": service, "component": c, "host": h, "maintenance_state": m} for c, h, m in skipped],
         "requests": [],
         "diff": {"before": _stale_lines(targets), "after": "", "before_header": f"{service} components to restart", "after_header": "after restart"},
     }

@@ -13,6 +13,8 @@ description:
     narrows them to O(components) and O(hosts) when given, and restarts them with one Ambari request, or one request per
     host when O(rolling=true).
   - Sends no request when nothing needs a restart, so a second run reports no change.
+  - Skips, with a warning, components in maintenance mode (their own or their host's), as Ambari's service-level operations
+    do, unless O(hosts) names their host.
   - Waits for each request to finish; fails when it ends V(FAILED), V(TIMEDOUT) or V(ABORTED), naming the request id, its
     context and the failed tasks, or when it is still running after O(wait_timeout) seconds. A rolling restart stops at the
     first host that fails.
@@ -121,6 +123,24 @@ restarted:
       description: Host FQDN.
       type: str
       sample: wn0-kafka.abc.internal.cloudapp.net
+in_maintenance:
+  description: Host components that would restart but are in maintenance mode (their own or their host's).
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    service:
+      description: Service name.
+      type: str
+    component:
+      description: Component name.
+      type: str
+    host:
+      description: Host FQDN.
+      type: str
+    maintenance_state:
+      description: Ambari's effective maintenance state (V(ON), V(IMPLIED_FROM_HOST), ...).
+      type: str
 requests:
   description: Ambari requests sent, in order; empty in check mode and when nothing needed a restart.
   returned: always
@@ -214,6 +234,9 @@ def main():
         module.fail_json(msg=str(exc), **failed)
     except AmbariError as exc:
         module.fail_json(msg=str(exc), changed=False)
+    for entry in result["in_maintenance"]:
+        module.warn(f"{entry['component']} on {entry['host']} needs a restart but is in maintenance mode ({entry['maintenance_state']}); "
+                    "it was left alone - restart it once it is out of maintenance, or name its host in hosts")
     diff = result.pop("diff")
     if module._diff:
         result["diff"] = diff

@@ -4,14 +4,16 @@
 hosts ([{host_name, ip, components: [KAFKA_BROKER | ZOOKEEPER_SERVER | ZOOKEEPER_CLIENT]}]),
 broker_config_file, restart_command (argv), state_file, esp (true: an ESP cluster, SASL_PLAINTEXT
 listeners and Kerberos), ambari_version (default 2.7.3), stale_at_start ([[host_name, component], ...]:
-stale before anything changed, as on a fresh real cluster). See docs/development.md for fault injection.
+stale before anything changed, as on a fresh real cluster), maintenance_on ([[host_name, component], ...]) and
+hosts_in_maintenance ([host_name, ...]). See docs/development.md for fault injection.
 
 Modelled: basic auth (403), the X-Requested-By rule (400), media types (406 for an Accept without
 text/plain; an application/json body fails before 2.7.4), clusters and desired_configs, configurations by
 type and tag, PUT desired_config (no version when every property equals the desired config), service
 config version history with notes, hosts with IPs, component host lists, host_components with
 stale_configs (from a service's own config types and its configuration dependencies: zoo.cfg makes
-KAFKA stale) and state (INSTALLED while a restart has them stopped), 404 for an unknown service,
+KAFKA stale), state (INSTALLED while a restart has them stopped) and effective maintenance state, 404 for
+an unknown service,
 partial responses (`fields=`), equality predicates and `page_size`/`to=end`, RESTART requests run one at a
 time through PENDING, IN_PROGRESS and COMPLETED/FAILED with per-host tasks, a per-host restart log
 (GET /_sandbox/restarts), gateway failures before or after a write is processed, persistence in state_file.
@@ -19,6 +21,6 @@ time through PENDING, IN_PROGRESS and COMPLETED/FAILED with per-host tasks, a pe
 Not modelled: other commands (START/STOP, service checks), request stages, config groups and host
 overrides, stack advisor validation and recommendations, Kerberos, LDAP/SSO, users and permissions
 (one admin user), sorting and non-equality predicates (`.in()`, `!=`), the `minimal_response`
-form, maintenance mode, alerts, rolling-restart request schedules (batches), TLS, and per-host broker
+form, changing maintenance mode through the API, alerts, rolling-restart request schedules (batches), TLS, and per-host broker
 processes (a restart of any KAFKA_BROKER restarts the sandbox's one broker).
 """

@@ -49,6 +49,13 @@ class Cluster:
         unknown = [pair for pair in self.stale_at_start if pair not in self.host_components()]
         if unknown:
             raise ValueError(f"stale_at_start names {unknown}, which are not [host_name, component] pairs of the hosts")
+        # Maintenance mode: component-level ([[host_name, component]]) and host-level ([host_name]).
+        self.maintenance_components = {tuple(pair) for pair in config.get("maintenance_on", [])}
+        self.maintenance_hosts = set(config.get("hosts_in_maintenance", []))
+        unknown = sorted(self.maintenance_components - set(self.host_components()))
+        unknown += sorted(self.maintenance_hosts - {h["host_name"] for h in self.hosts})
+        if unknown:
+            raise ValueError(f"maintenance_on / hosts_in_maintenance name {unknown}, which the hosts do not have")
         self.ambari_version = str(config.get("ambari_version", defaults.AMBARI_VERSION))
         self.broker_config_file = config.get("broker_config_file")
         self.restart_command = config.get("restart_command") or []
@@ -227,6 +234,13 @@ class Cluster:
             for c in h["components"]
             if service is None or COMPONENT_SERVICE[c] == service
         ]
+
+    def maintenance_state(self, host_name: str, component: str) -> str:
+        """The effective maintenance state Ambari reports as HostRoles/maintenance_state
+        (MaintenanceStateHelper.getEffectiveState: the component's own ON first, then its host's)."""
+        if (host_name, component) in self.maintenance_components:
+            return "ON"
+        return "IMPLIED_FROM_HOST" if host_name in self.maintenance_hosts else "OFF"
 
     def component_state(self, host_name: str, component: str) -> str:
         """STARTED, or INSTALLED while a restart has it stopped.

@@ -53,7 +53,7 @@ class Shapes:
                 "public_host_name": host["host_name"],
                 "host_state": "HEALTHY",
                 "host_status": "HEALTHY",
-                "maintenance_state": "OFF",
+                "maintenance_state": "ON" if host["host_name"] in self.cluster.maintenance_hosts else "OFF",
                 "os_type": "ubuntu18",
                 "rack_info": "/default-rack",
             }
@@ -73,7 +73,7 @@ class Shapes:
                 "stale_configs": self.cluster.is_stale(host_name, component),
                 "state": self.cluster.component_state(host_name, component),
                 "desired_state": "STARTED",
-                "maintenance_state": "OFF",
+                "maintenance_state": self.cluster.maintenance_state(host_name, component),
             },
             "host": {"href": f"{self.cluster_href()}/hosts/{host_name}"},
         }

@@ -106,3 +106,25 @@ def test_brokers_stale_before_the_run_are_restarted_one_at_a_time(make_emulator)
     assert [e["host_name"] for e in emu.restarts()] == sorted(stale) and emu.stale() == []
     assert len(emu.config_versions()) == 1
     assert not run_tasks([task]).changed_count and len(emu.restarts()) == 2
+
+
+def test_restart_leaves_components_in_maintenance_alone(make_emulator):
+    """HostRoles/maintenance_state is the effective state (AmbariManagementControllerImpl.getHostComponents via
+    MaintenanceStateHelper.getEffectiveState); a service-level operation skips ON and IMPLIED_FROM_HOST."""
+    hosts = cluster_hosts()
+    workers = [h["host_name"] for h in hosts if "KAFKA_BROKER" in h["components"]]
+    emu = make_emulator("maintenance", hosts=hosts, maintenance_on=[[workers[0], "KAFKA_BROKER"]], hosts_in_maintenance=[workers[2]])
+    states = {i["HostRoles"]["host_name"]: i["HostRoles"]["maintenance_state"]
+              for i in emu.get("/host_components?HostRoles/service_name=KAFKA&fields=HostRoles/maintenance_state")["items"]}
+    assert states == {workers[0]: "ON", workers[1]: "OFF", workers[2]: "IMPLIED_FROM_HOST"}
+    assert run_module("ambari_config", dict(connection(emu), config_type="kafka-broker", properties={"num.partitions": 3}))["changed"]
+
+    result = run_module("ambari_restart", dict(connection(emu), service="KAFKA", poll_interval=0.2, wait_timeout=30))
+    assert not result.get("failed"), result.get("msg")
+    assert [e["host_name"] for e in emu.restarts()] == [workers[1]]
+    assert [(s["host"], s["maintenance_state"]) for s in result["in_maintenance"]] == [(workers[0], "ON"), (workers[2], "IMPLIED_FROM_HOST")]
+    assert any("maintenance mode" in w for w in result.get("warnings", []))
+    assert emu.stale() == sorted([(workers[0], "KAFKA_BROKER"), (workers[2], "KAFKA_BROKER")])
+
+    named = run_module("ambari_restart", dict(connection(emu), service="KAFKA", hosts=[workers[0]], poll_interval=0.2, wait_timeout=30))
+    assert not named.get("failed") and [e["host_name"] for e in emu.restarts()] == [workers[1], workers[0]]

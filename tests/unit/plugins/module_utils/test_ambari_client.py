@@ -90,10 +90,10 @@ def test_writes_carry_x_requested_by_and_basic_auth(client, monkeypatch):
 def test_query_keeps_ambari_paths_readable(client, monkeypatch):
     script = Script({"items": [{"HostRoles": {"component_name": "KAFKA_BROKER", "host_name": "wn0", "stale_configs": True}}]})
     monkeypatch.setattr(ambari, "open_url", script)
-    assert client.host_components("KAFKA") == [("KAFKA_BROKER", "wn0", True)]
+    assert client.host_components("KAFKA") == [("KAFKA_BROKER", "wn0", True, "OFF")]
     url = script.calls[0][0]
     assert url.startswith("https://c.example.invalid/api/v1/clusters/c/host_components?")
-    assert "HostRoles/service_name=KAFKA" in url and "HostRoles/stale_configs" in url
+    assert "HostRoles/service_name=KAFKA" in url and "HostRoles/stale_configs" in url and "HostRoles/maintenance_state" in url
 
 
 def test_put_config_whose_answer_was_lost_counts_when_the_tag_is_desired(client, monkeypatch):

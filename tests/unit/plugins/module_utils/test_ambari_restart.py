@@ -13,7 +13,7 @@ from ansible_collections.kafkaops.mirror.plugins.module_utils.ambari_restart imp
 )
 
 PAIRS = [("KAFKA_BROKER", "wn0"), ("KAFKA_BROKER", "wn1"), ("KAFKA_MIRROR", "wn1")]
-HOST_COMPONENTS = [(c, h, True) for c, h in PAIRS] + [("KAFKA_BROKER", "wn2", False)]
+HOST_COMPONENTS = [(c, h, True, "OFF") for c, h in PAIRS] + [("KAFKA_BROKER", "wn2", False, "OFF")]
 
 
 @pytest.mark.parametrize(
@@ -28,7 +28,7 @@ HOST_COMPONENTS = [(c, h, True) for c, h in PAIRS] + [("KAFKA_BROKER", "wn2", Fa
     ],
 )
 def test_select_targets(components, hosts, only_stale, expected):
-    assert select_targets(HOST_COMPONENTS, components, hosts, only_stale) == expected
+    assert select_targets(HOST_COMPONENTS, components, hosts, only_stale) == (expected, [])
 
 
 def test_select_targets_refuses_unknown_names():
@@ -56,7 +56,7 @@ class FakeClient:
     def host_component_states(self, service):
         answer = self.states.pop(0) if len(self.states) > 1 else self.states[0]
         self.events.append("states")
-        return {(c, h): answer.get(h, "STARTED") for c, h, _s in self.host_components_list}
+        return {(c, h): answer.get(h, "STARTED") for c, h, _s, _m in self.host_components_list}
 
     def host_components(self, service):
         return list(self.host_components_list)
@@ -161,8 +161,8 @@ def test_unknown_service_is_an_input_error():
 
 
 def test_nothing_to_restart():
-    client = FakeClient([], host_components=[("KAFKA_BROKER", "wn0", False)])
-    assert run(client) == {"changed": False, "restarted": [], "requests": [], "diff": {
+    client = FakeClient([], host_components=[("KAFKA_BROKER", "wn0", False, "OFF")])
+    assert run(client) == {"changed": False, "restarted": [], "in_maintenance": [], "requests": [], "diff": {
         "before": "", "after": "", "before_header": "KAFKA components to restart", "after_header": "after restart"}}
 
 
@@ -218,3 +218,14 @@ def test_a_topic_deleted_during_the_restart_is_not_waited_for():
     before = ClusterView(frozenset({1}), frozenset({("gone", 0), ("t", 0)}), frozenset({("gone", 0), ("t", 0)}))
     assert still_missing(before, ClusterView(frozenset({1}), frozenset({("t", 0)}), frozenset({("t", 0)}))) == []
     assert still_missing(before, ClusterView(frozenset({1}), frozenset({("t", 0)}), frozenset())) == ["1 partitions not fully in sync (t-0)"]
+
+
+@pytest.mark.parametrize("state, skipped", [("ON", True), ("IMPLIED_FROM_HOST", True), ("IMPLIED_FROM_SERVICE_AND_HOST", True),
+                                            ("IMPLIED_FROM_SERVICE", False), ("OFF", False)])
+def test_components_in_maintenance_are_skipped_as_ambaris_service_level_operations_do(state, skipped):
+    """MaintenanceStateHelper.isOperationAllowed, case Service: allowed when OFF or IMPLIED_FROM_SERVICE."""
+    components = [("KAFKA_BROKER", "wn0", True, "OFF"), ("KAFKA_BROKER", "wn1", True, state)]
+    targets, left = select_targets(components)
+    assert (left == [("KAFKA_BROKER", "wn1", state)]) is skipped and (("KAFKA_BROKER", "wn1") in targets) is not skipped
+    # Named explicitly, the host component restarts (an operation at HOST_COMPONENT level is always allowed).
+    assert select_targets(components, hosts=["wn1"]) == ([("KAFKA_BROKER", "wn1")], [])
