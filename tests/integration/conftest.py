@@ -70,6 +70,27 @@ def sandbox_tansu(tmp_path_factory, sandbox_net):
     yield from _sandbox(tmp_path_factory, "tansu", sandbox_net + 1)
 
 
+@pytest.fixture(scope="session")
+def mirror_host_ready(tmp_path_factory):
+    """`mirror_host_ready(state)`: the sandbox's MirrorMaker host gets the mirror_host role's virtualenv once per sandbox,
+    as a first real run of playbooks/mirror.yml leaves it. The host is a node with only its system Python (ssh node mode),
+    so a play that runs the collection's modules there starts with kafkaops.mirror.mirror_host (which switches the
+    interpreter); prepared beforehand, that play counts only its own changes and can run in check mode."""
+    from ansible_runner import run_playbook
+
+    playbook = tmp_path_factory.mktemp("mirror-host") / "mirror_host.yml"
+    playbook.write_text("- {name: MirrorMaker host, hosts: mirrormaker, gather_facts: false, roles: [kafkaops.mirror.mirror_host]}\n")
+    prepared = set()
+
+    def prepare(state: dict) -> None:
+        if state["dir"] not in prepared:
+            play = run_playbook(playbook, inventory=Path(state["dir"]) / "inventory.yml", timeout=900)
+            assert not play.failed, play.stdout[-3000:]
+            prepared.add(state["dir"])
+
+    return prepare
+
+
 def advertised_brokers(state: dict, alias: str) -> list:
     """What the cluster's broker advertises right now (host, port), read without resolving any name."""
     broker = state["clusters"][alias]["brokers"][0]

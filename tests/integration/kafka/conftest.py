@@ -56,8 +56,10 @@ def target_for(state: dict, alias: str) -> KafkaTarget:
 
 
 @pytest.fixture(params=["noida", pytest.param("tansu", marks=pytest.mark.tansu)])
-def provider_state(request):
-    return request.getfixturevalue("sandbox" if request.param == "noida" else "sandbox_tansu")
+def provider_state(request, mirror_host_ready):
+    state = request.getfixturevalue("sandbox" if request.param == "noida" else "sandbox_tansu")
+    mirror_host_ready(state)  # the role tests' plays run the modules on the MirrorMaker host
+    return state
 
 
 @pytest.fixture

@@ -14,8 +14,9 @@ ALIGN_TASK = "kafkaops.mirror.kafka_topics : Align the target cluster's topics i
 
 
 def role_play(tmp_path: Path, role_vars: dict) -> Path:
+    # mirror_host first, as playbooks/mirror.yml does (the provider_state fixture made its virtualenv already).
     play = [{"name": "kafka_topics role", "hosts": "mirrormaker", "gather_facts": False,
-             "roles": [{"role": "kafkaops.mirror.kafka_topics", "vars": role_vars}]}]
+             "roles": [{"role": "kafkaops.mirror.mirror_host"}, {"role": "kafkaops.mirror.kafka_topics", "vars": role_vars}]}]
     path = tmp_path / "play.yml"
     path.write_text(yaml.safe_dump(play, sort_keys=False))
     return path
