@@ -4,8 +4,8 @@
 """HDInsight 5.0: the MirrorMaker host's Kafka is 2.4.1, whose MirrorMaker 2 ignores keys newer than itself.
 
 A sandbox of its own whose MirrorMaker node's Kafka home claims 2.4.1 (`up --kafka-version 2.4.1`: the
-libs/kafka-clients-2.4.1.jar marker); the stand-in in that home then reads only what 2.4.1 reads. mirror.yml's
-mirrormaker2 stage runs with a plan that excludes a topic and a group. The role must detect 2.4.1 and render
+libs/kafka-clients-2.4.1.jar marker); the stand-in in that home then reads only what 2.4.1 reads. The whole of
+mirror.yml runs, as on HDInsight, with a plan that excludes a topic and a group. The role must detect 2.4.1 and render
 the 2.4-era keys (topics.blacklist, groups.blacklist): rendered as topics.exclude, the excluded topic would be
 mirrored, which an independent kafka-python client on the target sees (the last test renders for a wrong version on
 purpose and sees exactly that). The rendered file, read on the node, holds no key 2.4.1 ignores (the stand-in's own
@@ -30,6 +30,8 @@ from sandbox.mm2 import release
 pytestmark = pytest.mark.integration
 
 MIRROR = Path(__file__).resolve().parents[3] / "playbooks" / "mirror.yml"
+ROLE_ONLY = Path(__file__).resolve().parent / "deploy.yml"
+INTERPRETER_SET = "kafkaops.mirror.mirror_host : Run the later plays' modules on this host with the virtualenv's Python"
 HDINSIGHT_5_KAFKA = "2.4.1"
 CONFIG_FILE = "/etc/kafka-mirrormaker2/connect-mirror-maker.properties"  # in the role's default config dir
 MIRRORED, EXCLUDED = "hdi5-orders", "hdi5-orders.tmp"
@@ -38,6 +40,10 @@ SHOW_VERSION = "kafkaops.mirror.mirrormaker2 : Show the Kafka version the config
 FLOW = {"source": "primary", "target": "secondary", "topics": ["hdi5-.*"], "topics_exclude": [r"hdi5-.*\.tmp"],
         "groups": ["hdi5-.*"], "groups_exclude": ["hdi5-test-.*"], "refresh_topics_interval_seconds": 2,
         "refresh_groups_interval_seconds": 2, "emit_checkpoints_interval_seconds": 2}
+PLAN = {"mirrormaker2_flows": [FLOW], "mirrormaker2_max_lag": 0, "mirrormaker2_health_timeout": 180, "mirrormaker2_health_poll_interval": 2,
+        # The same plan for the stages that read it themselves: pre-creation and validation leave the excluded topic out too.
+        "mirror_topics": "hdi5-.*", "mirror_topics_exclude": r"hdi5-.*\.tmp",
+        "mirror_validation_topics": "hdi5-.*", "mirror_validation_exclude": r"hdi5-.*\.tmp"}
 
 
 def commit(bootstrap, group, topic, offsets):
@@ -72,12 +78,16 @@ def read_properties(state, path):
     return entries
 
 
-def deploy(state, check=False, diff=False, **overrides):
-    extra_vars = {"mirrormaker2_flows": [FLOW], "mirrormaker2_max_lag": 0, "mirrormaker2_health_timeout": 180,
-                  "mirrormaker2_health_poll_interval": 2}
-    extra_vars.update(overrides)
-    return run_playbook(MIRROR, inventory=Path(state["dir"]) / "inventory.yml", tags="mirrormaker2", timeout=900, extra_vars=extra_vars,
-                        check=check, diff=diff)
+def mirror(state):
+    return run_playbook(MIRROR, inventory=Path(state["dir"]) / "inventory.yml", timeout=1500, extra_vars=PLAN)
+
+
+def redeploy(hdinsight5, check=False, diff=False, **overrides):
+    """The mirrormaker2 role again, alone, on the virtualenv mirror.yml's mirror_host stage made (saves re-running the rest)."""
+    state, play = hdinsight5
+    interpreter = play.task(INTERPRETER_SET)["ansible_facts"]["ansible_python_interpreter"]
+    return run_playbook(ROLE_ONLY, inventory=Path(state["dir"]) / "inventory.yml", timeout=900, check=check, diff=diff,
+                        extra_vars=dict(PLAN, ansible_python_interpreter=interpreter, **overrides))
 
 
 @pytest.fixture(scope="module")
@@ -93,7 +103,7 @@ def hdinsight5(tmp_path_factory, sandbox_net):
         kafka_io.produce(primary, EXCLUDED, 40, 1)
         commit(primary, GROUP, MIRRORED, {0: 100, 1: 100})
         commit(primary, EXCLUDED_GROUP, MIRRORED, {0: 50, 1: 50})
-        yield state, deploy(state)
+        yield state, mirror(state)
     finally:
         api.down(directory)
 
@@ -140,10 +150,21 @@ def test_mirrored_as_planned_by_an_independent_client(hdinsight5):
 def test_detection_runs_in_check_mode_and_a_second_run_changes_nothing(hdinsight5):
     state, play = hdinsight5
     assert not play.failed, play.stdout[-6000:]
-    again = deploy(state, check=True, diff=True)
+    again = redeploy(hdinsight5, check=True, diff=True)
     assert not again.failed, again.stdout[-6000:]
     assert f"MirrorMaker runs Kafka {HDINSIGHT_5_KAFKA}" in again.task(SHOW_VERSION)["msg"]
     assert again.changed_count == 0, again.stdout[-6000:]
+
+
+def test_a_kafka_home_without_jars_fails_naming_it_and_both_variables(hdinsight5):
+    state, play = hdinsight5
+    assert not play.failed, play.stdout[-6000:]
+    before = read_properties(state, CONFIG_FILE)
+    failed = redeploy(hdinsight5, mirrormaker2_kafka_home="/opt/no-kafka-here")
+    assert failed.failed
+    assert "no kafka-clients-<version>.jar or kafka_<scala>-<version>.jar in /opt/no-kafka-here/libs" in failed.stdout, failed.stdout[-4000:]
+    assert "point mirrormaker2_kafka_home at the Kafka installation" in failed.stdout and "or set mirrormaker2_kafka_version" in failed.stdout
+    assert failed.changed_count == 0 and read_properties(state, CONFIG_FILE) == before
 
 
 def test_a_file_rendered_for_the_wrong_version_mirrors_the_excluded_topic(hdinsight5):
@@ -151,7 +172,7 @@ def test_a_file_rendered_for_the_wrong_version_mirrors_the_excluded_topic(hdinsi
     travels. This is what the tests above would see if the role rendered for the wrong version."""
     state, play = hdinsight5
     assert not play.failed, play.stdout[-6000:]
-    wrong = deploy(state, mirrormaker2_kafka_version="3.9")
+    wrong = redeploy(hdinsight5, mirrormaker2_kafka_version="3.9")
     assert not wrong.failed, wrong.stdout[-6000:]
     assert read_properties(state, CONFIG_FILE)["primary->secondary.topics.exclude"] == r"hdi5-.*\.tmp"
     secondary = state["clusters"]["secondary"]["bootstrap_servers"]
