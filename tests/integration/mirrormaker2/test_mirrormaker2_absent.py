@@ -160,6 +160,7 @@ def test_absent_in_check_mode_changes_nothing(node):
 def test_absent_removes_what_the_role_wrote_and_keeps_the_rest(node):
     pid = node.pid()
     node.run("sh", "-c", f"echo keep > {CONFIG_DIR}/operator-notes.txt")
+    node.run("sh", "-c", f"echo rotated > {CONFIG_DIR}/logs/{PROGRAM}.log.1")  # as supervisord rotates the service log
     result = node.absent()
     assert not result.failed, result.stdout[-4000:]
     status = node.ctl("status", PROGRAM)
