@@ -157,7 +157,7 @@ UNIT_WEIGHTS = {
     "tests/integration/connection/test_connection_reaches_every_role.py": 30,
     "tests/integration/mirrormaker2/test_mirrormaker2_absent.py": 200,
     "tests/integration/mirror_host/test_mirror_host_role.py": 120,
-    "tests/integration/mirrormaker2/test_mirrormaker2_accounts.py": 25,
+    "tests/integration/mirrormaker2/test_mirrormaker2_accounts.py": 60,
 }
 # Directories whose tests share session fixtures that are expensive to build twice.
 SHARED_SESSION_DIRS = ("tests/integration/mirror_validation",)
