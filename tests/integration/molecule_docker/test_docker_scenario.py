@@ -24,7 +24,7 @@ from kafka import KafkaConsumer, TopicPartition
 
 from sandbox import api, seed
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.spark]  # the converge runs the validation job
 
 SCENARIO_DIR = REPO / "molecule" / "docker"
 SCENARIO = yaml.safe_load((SCENARIO_DIR / "molecule.yml").read_text())
