@@ -86,7 +86,7 @@ def in_node(upper_dir) -> list:
         for pid in pids:
             try:
                 mounts = Path(f"/proc/{pid}/mountinfo").read_text()
-            except (FileNotFoundError, ProcessLookupError, PermissionError):
+            except OSError:  # FileNotFoundError, or EINVAL when the process exits while its mountinfo is read
                 continue  # gone meanwhile: ask the next process of the namespace
             if option in mounts:
                 found += [p for p in pids if alive(p)]
