@@ -145,9 +145,7 @@ def _all_running(supervisor: Supervisor) -> None:
 
 
 def _wait_ready(supervisor: Supervisor, clusters: list, state: dict, deadline: float) -> None:
-    for entry in _host_entries(state):
-        probes.wait_for(lambda e=entry: probes.ssh_banner(e["ip"], nodes.SSH_PORT), f"sshd of node {entry['name']} on {entry['ip']}:{nodes.SSH_PORT}",
-                        deadline, alive=lambda e=entry: _program_failure(supervisor, e["program"]))
+    # Brokers first: a broker that cannot start fails `up` at once, whatever the (slower) nodes are doing.
     for cluster in clusters:
         name = f"{cluster.alias}-broker"
         probes.wait_for(lambda c=cluster: probes.kafka_metadata(c.broker_node.ip, BROKER_PORT), f"{cluster.alias} broker on {cluster.bootstrap_servers}",
@@ -155,6 +153,9 @@ def _wait_ready(supervisor: Supervisor, clusters: list, state: dict, deadline: f
         name = f"{cluster.alias}-ambari"
         probes.wait_for(lambda c=cluster: probes.http_answers(c.head.ip, AMBARI_PORT), f"{cluster.alias} Ambari emulator on {cluster.ambari_url}",
                         deadline, alive=lambda n=name: _program_failure(supervisor, n))
+    for entry in _host_entries(state):
+        probes.wait_for(lambda e=entry: probes.ssh_banner(e["ip"], nodes.SSH_PORT), f"sshd of node {entry['name']} on {entry['ip']}:{nodes.SSH_PORT}",
+                        deadline, alive=lambda e=entry: _program_failure(supervisor, e["program"]))
     programs = [info["name"] for info in supervisor.processes()]
     probes.wait_for(lambda: _all_running(supervisor), "supervisord's RUNNING state for every program", deadline,
                     alive=lambda: next(filter(None, (_program_failure(supervisor, name) for name in programs)), None))
