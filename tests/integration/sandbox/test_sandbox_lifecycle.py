@@ -19,7 +19,9 @@ from sandbox.inventory import control_path_dir
 
 pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[3]
-STARTUP_LIMIT_S = 10.0
+# Host nodes (ssh node mode, as root) start six inits of their own: 2.3 s on an idle machine (1.2 s without), 17-24 s
+# at a load average of 30 on 2 cores (4.5 s without); the limit catches a hang or a regression, not load.
+STARTUP_LIMIT_S = 30.0 if os.geteuid() == 0 else 10.0
 CLI_SUBNET = 5  # the session fixtures use 1-2 and fresh_sandbox 3-4 of the same net
 
 
@@ -114,7 +116,7 @@ def test_broker_that_cannot_start_fails_up_with_its_log_and_leaves_nothing(tmp_p
     started = time.monotonic()
     with pytest.raises(api.SandboxError, match=r"(?s)secondary-broker is (EXITED|FATAL|BACKOFF).*broker-config.json is not valid JSON"):
         api.up(directory, provider="noida", net=sandbox_net, subnet=CLI_SUBNET)
-    assert time.monotonic() - started < 15, "a dead broker must fail `up` at once, not at the timeout"
+    assert time.monotonic() - started < STARTUP_LIMIT_S, "a dead broker must fail `up` at once, not at the timeout (60 s)"
     state = api.read_state(directory)
     assert not [pid for pid in [state["supervisord"]["pid"], *state["processes"].values()] if processes.alive(pid)]
     assert not probes.port_in_use(f"127.{sandbox_net}.{CLI_SUBNET}.10", 9092)
