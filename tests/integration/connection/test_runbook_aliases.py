@@ -2,19 +2,18 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The runbook's aliases end to end: playbooks/mirror.yml with kafka_cluster_alias primary-kafka-cluster and
 secondary-kafka-cluster (not valid as Ansible group names, so the groups stay primary_kafka / secondary_kafka) and no
-mirror_source_alias / mirror_target_alias anywhere. An independent consumer then finds every record of the source topic
-in primary-kafka-cluster.<topic> on the target.
+mirror_source_alias / mirror_target_alias anywhere. An independent consumer (plain kafka-python, mm2_kafka_io) then
+finds every record of the source topic in primary-kafka-cluster.<topic> on the target.
 """
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
 import yaml
 from ansible_runner import REPO, run_playbook
-from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
+from mirrormaker2 import mm2_kafka_io as kafka_io
 
 from sandbox import api
 
@@ -25,30 +24,6 @@ SUBNET = 8  # a sandbox of its own beside the session's
 ALIASES = {"primary": "primary-kafka-cluster", "secondary": "secondary-kafka-cluster"}
 TOPIC, PARTITIONS, RECORDS = "runbook-orders", 2, 300
 REMOTE = ALIASES["primary"] + "." + TOPIC
-# Quirks (noida-db 0.2.3 + kafka-python 3.0.12): pin the API level (DescribeCluster v0 KeyError) and accept whole-partition fetches.
-CLIENT = {"api_version": (2, 7), "request_timeout_ms": 15000}
-RECEIVE_MAX = 256 * 1024 * 1024
-
-
-def records(bootstrap, topic):
-    """{partition: [(key, value, headers)]} of the whole topic, read with a plain kafka-python consumer."""
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False, receive_message_max_bytes=RECEIVE_MAX,
-                             **CLIENT)
-    try:
-        partitions = [TopicPartition(topic, p) for p in sorted(consumer.partitions_for_topic(topic) or [])]
-        if not partitions:
-            return {}
-        consumer.assign(partitions)
-        consumer.seek_to_beginning(*partitions)
-        ends = consumer.end_offsets(partitions)
-        found = {tp.partition: [] for tp in partitions}
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and any(consumer.position(tp) < ends[tp] for tp in partitions):
-            for tp, batch in consumer.poll(timeout_ms=1000).items():
-                found[tp.partition].extend((r.key, r.value, list(r.headers)) for r in batch)
-        return found
-    finally:
-        consumer.close()
 
 
 @pytest.fixture(name="runbook", scope="module")
@@ -57,14 +32,8 @@ def runbook_mirror(tmp_path_factory, sandbox_net):
     state = api.up(directory, provider="noida", net=sandbox_net, subnet=SUBNET)
     try:
         primary = state["clusters"]["primary"]["bootstrap_servers"]
-        admin = KafkaAdminClient(bootstrap_servers=primary, **CLIENT)
-        admin.create_topics({TOPIC: {"num_partitions": PARTITIONS, "replication_factor": 1}})
-        admin.close()
-        producer = KafkaProducer(bootstrap_servers=primary, **CLIENT)
-        for index in range(RECORDS):
-            producer.send(TOPIC, key=b"k%d" % index, value=b"v%d" % index, headers=[("seq", b"%d" % index)], partition=index % PARTITIONS)
-        producer.flush()
-        producer.close()
+        kafka_io.create(primary, TOPIC, PARTITIONS)
+        kafka_io.produce(primary, TOPIC, RECORDS, PARTITIONS)
         inventory = yaml.safe_load((Path(directory) / "inventory.yml").read_text())
         inventory["all"].get("vars", {}).pop("mirror_source_alias", None)
         inventory["all"].get("vars", {}).pop("mirror_target_alias", None)
@@ -92,9 +61,10 @@ def test_mirror_yml_runs_every_stage_with_the_runbook_aliases(runbook):
 def test_the_target_holds_every_record_under_the_runbook_prefix(runbook):
     state, play, _reports = runbook
     assert not play.failed, play.stdout[-6000:]
-    source = records(state["clusters"]["primary"]["bootstrap_servers"], TOPIC)
+    source = kafka_io.read_all(state["clusters"]["primary"]["bootstrap_servers"], TOPIC)
     assert sum(len(batch) for batch in source.values()) == RECORDS
-    assert records(state["clusters"]["secondary"]["bootstrap_servers"], REMOTE) == source
+    # Keys, values, headers and timestamps, partition by partition.
+    assert kafka_io.read_all(state["clusters"]["secondary"]["bootstrap_servers"], REMOTE) == source
 
 
 def test_validation_passed_on_the_prefixed_topic(runbook):
