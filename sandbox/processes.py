@@ -68,7 +68,6 @@ def mount_namespace(pid: int) -> str | None:
         return None
 
 
-
 def in_node(upper_dir) -> list:
     """Every live process inside the node whose overlay has `upper_dir` as its upper dir: the processes of a mount
     namespace whose mount table holds that overlay. (A node's sshd sessions carry no MARKER, since sshd resets the

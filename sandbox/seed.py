@@ -13,7 +13,7 @@ from pathlib import Path
 from sandbox import api
 from sandbox.inventory import SOURCE_ALIAS
 # The data set is read from here too (sandbox.seed.TOPICS, record(), ...); seed_cluster.py is its one definition.
-from sandbox.seed_cluster import GROUP, GROUP_TOPIC, TIMEOUT_S, TOPICS, group_targets, per_partition, record  # noqa: F401
+from sandbox.seed_cluster import GROUP, GROUP_TOPIC, TIMEOUT_S, TOPICS, group_targets, per_partition, record  # noqa: F401  # pylint: disable=unused-import
 
 SEED_SCRIPT = Path(__file__).with_name("seed_cluster.py")
 

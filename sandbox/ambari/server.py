@@ -45,6 +45,8 @@ def accepts_text_plain(accept: str) -> bool:
         if kind.lower() in ("*/*", "text/*", "text/plain") and float(quality or 1) > 0:
             return True
     return False
+
+
 REQUEST_DEFAULT_FIELDS = ["Requests/*", "tasks/Tasks/cluster_name", "tasks/Tasks/id", "tasks/Tasks/request_id"]
 
 

@@ -8,7 +8,8 @@ record formats (kafkaops.mirror mm2_records): remote topics under the replicatio
 in `mm2-offsets.<source>.internal` on the target (Connect's offsets topic of a dedicated MM2).
 
 What it models: the Kafka release of its Kafka home (release.py: keys newer than that release are ignored,
-as real MirrorMaker 2 ignores them, so 2.4.1 reads topics.blacklist and never topics.exclude); clusters and `A->B.enabled` flows; topics / topics.exclude and groups / groups.exclude
+as real MirrorMaker 2 ignores them, so 2.4.1 reads topics.blacklist and never topics.exclude); clusters and
+`A->B.enabled` flows; topics / topics.exclude and groups / groups.exclude
 regexes; the default and identity replication policies with their separator and cycle detection;
 remote topics created with the source's partition count, the replication factor and the source's
 non-default configs (partitions added when the source grows); partition-to-partition copies keeping

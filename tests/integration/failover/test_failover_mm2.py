@@ -71,7 +71,7 @@ def checkpoints_for(bootstrap, group):
 def deployed(sandbox):
     inventory = Path(sandbox["dir"]) / "inventory.yml"
     mm_vars = yaml.safe_load(inventory.read_text())["all"]["children"]["mirrormaker"]["vars"]
-    node = next(n for n in sandbox["clusters"][TARGET]["nodes"] if n["name"] == sandbox["mirrormaker_node"])
+    node = [n for n in sandbox["clusters"][TARGET]["nodes"] if n["name"] == sandbox["mirrormaker_node"]][0]
     # Paths and commands on the MirrorMaker node (a host of its own in the sandbox's ssh node mode).
     on_node = nodes.as_root(node)
     supervisorctl = on_node + shlex.split(mm_vars["mirrormaker2_supervisorctl"])

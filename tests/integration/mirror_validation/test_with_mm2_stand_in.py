@@ -39,7 +39,7 @@ def stand_in_mirror(sandbox, tmp_path_factory):
     inventory = Path(sandbox["dir"]) / "inventory.yml"
     mm_vars = yaml.safe_load(inventory.read_text())["all"]["children"]["mirrormaker"]["vars"]
     # On the MirrorMaker node (a host of its own in the sandbox's ssh node mode): commands run there as root.
-    on_node = nodes.as_root(next(n for n in sandbox["clusters"]["secondary"]["nodes"] if n["name"] == sandbox["mirrormaker_node"]))
+    on_node = nodes.as_root([n for n in sandbox["clusters"]["secondary"]["nodes"] if n["name"] == sandbox["mirrormaker_node"]][0])
     supervisorctl = on_node + shlex.split(mm_vars["mirrormaker2_supervisorctl"])
     # Its own config dir on the node: the session sandbox's is left as the mirrormaker2 tests expect it (empty).
     deployed = run_playbook(playbook, inventory=inventory, timeout=600, extra_vars={

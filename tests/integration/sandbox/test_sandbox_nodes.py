@@ -101,4 +101,4 @@ def test_mirror_maker_script_runs_the_stand_in_on_the_node_s_own_python(sandbox)
     mirrormaker = next(n for n in sandbox["clusters"]["secondary"]["nodes"] if n["name"] == sandbox["mirrormaker_node"])
     script = Path(mirrormaker["upper"]) / sandbox["kafka_home"].lstrip("/") / "bin" / "connect-mirror-maker.sh"
     assert os.access(script, os.X_OK)
-    assert f"exec /usr/bin/python3 -m sandbox.mm2 \"$@\"" in script.read_text()
+    assert "exec /usr/bin/python3 -m sandbox.mm2 \"$@\"" in script.read_text()
