@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # Copyright: kafkaops.mirror contributors
-# Apache License 2.0
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The mirrormaker2 role's declarative model turned into MirrorMaker configuration files.
 
 build_config(model) validates the whole model first and raises MirrorConfigError listing every

@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # Copyright: kafkaops.mirror contributors
-# Apache License 2.0
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Which topics and groups a MirrorMaker 2 flow replicates (DefaultTopicFilter, DefaultGroupFilter, shouldReplicateTopic).
 
 Patterns are Java-style regexes matched against the whole name; a pattern string may hold several,

@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # Copyright: kafkaops.mirror contributors
-# Apache License 2.0
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Validation of hand-written MirrorMaker 2 property keys, and the release each key arrived in.
 
 MirrorMaker 2 ignores keys it does not know without a word, so a typo such as `task.max` silently

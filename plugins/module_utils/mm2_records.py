@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # Copyright: kafkaops.mirror contributors
-# Apache License 2.0
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """MirrorMaker 2 internal records, offset translation and remote-topic naming.
 
 Byte formats follow Apache Kafka's Checkpoint, OffsetSync and Heartbeat classes (all integers

@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # Copyright: kafkaops.mirror contributors
-# Apache License 2.0
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Health of one MirrorMaker 2 flow, read from the clusters (module kafka_mirror_status).
 
 Lag is counted in records from what real MirrorMaker 2 leaves behind, not from offsets being
