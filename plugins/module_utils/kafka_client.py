@@ -66,7 +66,8 @@ _PROBE_TIMEOUT_S = 5.0
 
 HOSTS_SYNC_FIX = "make the advertised names resolve on this host (role kafkaops.mirror.hosts_sync copies the other cluster's wn*/zk* entries into /etc/hosts)"
 IP_ADVERTISING_FIX = (
-    "or make the brokers advertise IP addresses (role kafkaops.mirror.ambari_kafka, IP advertising in kafka-env and listeners=PLAINTEXT://0.0.0.0:9092)"
+    "or make the brokers advertise IP addresses (role kafkaops.mirror.ambari_kafka: IP advertising in kafka-env, each listener bound to "
+    "0.0.0.0 with ambari_kafka_bind_all_interfaces, keeping its protocol)"
 )
 
 
