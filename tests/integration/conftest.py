@@ -158,6 +158,9 @@ UNIT_WEIGHTS = {
     "tests/integration/mirrormaker2/test_mirrormaker2_absent.py": 200,
     "tests/integration/mirror_host/test_mirror_host_role.py": 120,
     "tests/integration/mirrormaker2/test_mirrormaker2_accounts.py": 60,
+    # each runs the whole mirror.yml on a sandbox of its own
+    "tests/integration/molecule_docker/test_docker_scenario.py": 300,
+    "tests/integration/mirrormaker2/test_kafka_versions.py": 250,
 }
 # Directories whose tests share session fixtures that are expensive to build twice.
 SHARED_SESSION_DIRS = ("tests/integration/mirror_validation",)
