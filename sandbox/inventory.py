@@ -96,7 +96,8 @@ def build_inventory(state: dict, supervisorctl: list) -> dict:
             "mirror_validation_environment": {"SPARK_LOCAL_IP": mirrormaker["ip"]},
         },
     }
-    return {"all": {"vars": {"mirror_source_alias": SOURCE_ALIAS, "mirror_target_alias": TARGET_ALIAS}, "children": groups}}
+    # The groups fix the direction (primary_kafka -> secondary_kafka); the aliases are their kafka_cluster_alias.
+    return {"all": {"children": groups}}
 
 
 def write_inventory(path: Path, state: dict, supervisorctl: list) -> None:

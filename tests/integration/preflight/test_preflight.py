@@ -99,7 +99,7 @@ def test_replication_factor_and_version_gates(sandbox):
 
 def test_missing_inventory_variable(tmp_path):
     hosts = {"ansible_connection": "local"}
-    bad = {"all": {"vars": {"mirror_source_alias": "primary", "mirror_target_alias": "secondary"}, "children": {
+    bad = {"all": {"children": {
         "primary_kafka": {"hosts": {"p0": dict(hosts)}, "vars": {"kafka_cluster_alias": "primary"}},
         "secondary_kafka": {"hosts": {"s0": dict(hosts)}, "vars": {"kafka_cluster_alias": "secondary", "kafka_bootstrap_servers": "127.70.250.1:9"}},
         "mirrormaker": {"hosts": {"m0": dict(hosts)}},
