@@ -1,0 +1,15 @@
+# -*- coding: utf-8 -*-
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""MirrorMaker 2's vocabulary, defined once for the whole collection (private: not an API for other collections).
+
+- patterns: the whole-name pattern lists of topics/groups and their one comma rule; MM2's default excludes.
+- naming: replication policies, remote-topic names, heartbeats, MM2's internal topic names and the internal-topic rule,
+  as Apache Kafka's connect/mirror-client defines them for each release.
+- selection: which topics and groups one flow replicates (MirrorSourceConnector.shouldReplicateTopic, the filters).
+- findings: the one severity of each finding that more than one module reports.
+- internal_records: the one rule for reading MM2's internal topics (tombstones, undecodable records).
+
+The validation job (roles/mirror_validation) cannot import the collection: its naming.py is generated from patterns.py and
+naming.py by scripts/vendor_mm2_naming.py, and a unit test fails when the two drift apart.
+"""

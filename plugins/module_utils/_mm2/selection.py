@@ -1,0 +1,51 @@
+# -*- coding: utf-8 -*-
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Which topics and groups one MirrorMaker 2 flow replicates, and which of them a validation compares.
+
+MirrorSourceConnector.shouldReplicateTopic: (DefaultTopicFilter matches, or a heartbeats topic) and not internal and not
+a cycle. DefaultTopicFilter / DefaultGroupFilter: an include list (default `.*`) minus an exclude list, which when given
+replaces MM2's default exclude list (it is one config value). An empty include list matches nothing
+(MirrorUtils.compilePatternList gives no pattern).
+
+Self-contained apart from patterns and naming: the validation job gets a generated copy (see _mm2/__init__.py).
+"""
+from __future__ import annotations
+
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import FlowNames
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.patterns import (
+    DEFAULT_GROUPS_EXCLUDE,
+    DEFAULT_TOPICS_EXCLUDE,
+    compile_patterns,
+    matches_any,
+)
+
+
+class MirrorFilter:
+    """The topic and group selection of one flow (FlowNames names it). Patterns follow _mm2.patterns' comma rule."""
+
+    def __init__(self, names, topics=".*", topics_exclude=None, groups=".*", groups_exclude=None):
+        if not isinstance(names, FlowNames):
+            raise TypeError("MirrorFilter needs the flow's FlowNames")
+        self.names = names
+        self.topics = compile_patterns(topics, "topics")
+        self.topics_exclude = compile_patterns(DEFAULT_TOPICS_EXCLUDE if topics_exclude is None else topics_exclude, "topics_exclude")
+        self.groups = compile_patterns(groups, "groups")
+        self.groups_exclude = compile_patterns(DEFAULT_GROUPS_EXCLUDE if groups_exclude is None else groups_exclude, "groups_exclude")
+
+    def is_heartbeats(self, topic):
+        return self.names.policy.is_heartbeats_topic(topic)
+
+    def replicates_topic(self, topic):
+        """shouldReplicateTopic: heartbeats topics always travel; internal topics and cycles never do."""
+        if self.names.policy.is_internal_topic(topic) or self.names.is_cycle(topic):
+            return False
+        return self.is_heartbeats(topic) or (matches_any(topic, self.topics) and not matches_any(topic, self.topics_exclude))
+
+    def replicates_group(self, group):
+        """DefaultGroupFilter.shouldReplicateGroup."""
+        return matches_any(group, self.groups) and not matches_any(group, self.groups_exclude)
+
+    def data_topics(self, names):
+        """The replicated topics whose records are the user's data (heartbeats left out), sorted."""
+        return sorted(topic for topic in names if self.replicates_topic(topic) and not self.is_heartbeats(topic))

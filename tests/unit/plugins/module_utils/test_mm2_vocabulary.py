@@ -1,0 +1,285 @@
+# -*- coding: utf-8 -*-
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""MirrorMaker 2's vocabulary (plugins/module_utils/_mm2) against Apache Kafka's connect/mirror sources.
+
+Every expected value below was worked out by hand from the Java method named in the test (tags 2.4.1, 3.0.0, 3.1.0,
+3.5.0, 3.5.2 and trunk of apache/kafka, connect/mirror and connect/mirror-client), not by running the code under test.
+"""
+import pytest
+
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.findings import ERROR, WARNING, finding_text, min_insync_findings
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.internal_records import decode_records
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import FlowNames, ReplicationPolicy, offset_syncs_cluster_alias
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.patterns import (
+    DEFAULT_GROUPS_EXCLUDE,
+    DEFAULT_TOPICS_EXCLUDE,
+    alternation,
+    compile_patterns,
+    pattern_problems,
+    split_patterns,
+)
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.selection import MirrorFilter
+from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_records import OffsetSync
+
+V2_4_1, V3_0, V3_1, V3_5_1, V3_5_2 = (2, 4, 1), (3, 0, 0), (3, 1, 0), (3, 5, 1), (3, 5, 2)
+
+
+# ----------------------------------------------------------------------------- DefaultReplicationPolicy
+
+
+@pytest.mark.parametrize("separator, source, topic, remote", [
+    (".", "A", "orders", "A.orders"),
+    ("_", "A", "orders", "A_orders"),
+    (".", "A", "B.orders", "A.B.orders"),
+    (".", "A", "heartbeats", "A.heartbeats"),
+])
+def test_default_policy_format_remote_topic(separator, source, topic, remote):
+    """DefaultReplicationPolicy.formatRemoteTopic: sourceClusterAlias + separator + topic."""
+    assert ReplicationPolicy("default", separator).remote_topic(source, topic) == remote
+
+
+@pytest.mark.parametrize("topic, source, upstream", [
+    ("A.orders", "A", "orders"),
+    ("A.B.orders", "A", "B.orders"),
+    ("orders", None, None),          # split gives one part: not a remote topic
+    ("A.", None, None),              # Pattern.split drops the trailing empty string: one part
+    (".orders", "", "orders"),       # a leading empty string is kept: the source alias is ""
+    ("A..orders", "A", ".orders"),
+])
+def test_default_policy_topic_source_and_upstream_topic(topic, source, upstream):
+    """DefaultReplicationPolicy.topicSource (separatorPattern.split(topic), parts[0] when 2+ parts) and upstreamTopic."""
+    policy = ReplicationPolicy("default", ".")
+    assert policy.topic_source(topic) == source
+    assert policy.upstream_topic(topic) == upstream
+
+
+def test_default_policy_original_topic_recurses_upstream():
+    """ReplicationPolicy.originalTopic: upstreamTopic until null."""
+    policy = ReplicationPolicy("default", ".")
+    assert policy.original_topic("B.A.orders") == "orders"
+    assert policy.original_topic("orders") == "orders"
+
+
+# ----------------------------------------------------------------------------- IdentityReplicationPolicy
+
+
+@pytest.mark.parametrize("topic, remote", [
+    ("orders", "orders"),
+    ("heartbeats", "A.heartbeats"),
+    ("app-heartbeats", "A.app-heartbeats"),   # looksLikeHeartbeat: topic.endsWith("heartbeats")
+    ("B.heartbeats", "A.B.heartbeats"),
+    ("heartbeats-app", "heartbeats-app"),
+])
+def test_identity_policy_format_remote_topic(topic, remote):
+    """IdentityReplicationPolicy.formatRemoteTopic: unchanged unless looksLikeHeartbeat, then DefaultReplicationPolicy's."""
+    assert ReplicationPolicy("identity", ".").remote_topic("A", topic) == remote
+
+
+def test_identity_policy_topic_source_and_upstream_topic():
+    """IdentityReplicationPolicy.topicSource (source.cluster.alias) and upstreamTopic (the topic itself), heartbeats deferred."""
+    policy = ReplicationPolicy("identity", ".", source_cluster_alias="A")
+    assert policy.topic_source("orders") == "A"
+    assert policy.upstream_topic("orders") == "orders"
+    assert policy.topic_source("B.heartbeats") == "B"
+    assert policy.upstream_topic("B.heartbeats") == "heartbeats"
+    assert ReplicationPolicy("identity", ".").topic_source("orders") is None
+
+
+@pytest.mark.parametrize("kind, topic, heartbeats", [
+    ("default", "heartbeats", True),
+    ("default", "A.heartbeats", True),
+    ("default", "B.A.heartbeats", True),
+    ("default", "app-heartbeats", False),     # originalTopic("app-heartbeats") is itself
+    ("default", "A.app-heartbeats", False),
+    ("identity", "heartbeats", True),
+    ("identity", "A.heartbeats", True),
+    ("identity", "app-heartbeats", False),    # named like one (A.app-heartbeats remote) but not a heartbeats topic
+    ("identity", "orders", False),
+])
+def test_is_heartbeats_topic(kind, topic, heartbeats):
+    """ReplicationPolicy.isHeartbeatsTopic (3.1+) / MirrorSourceConnector.isHeartbeatTopic: "heartbeats".equals(originalTopic(topic))."""
+    assert ReplicationPolicy(kind, ".").is_heartbeats_topic(topic) is heartbeats
+
+
+# ----------------------------------------------------------------------------- internal topics
+
+
+@pytest.mark.parametrize("version, separator, topic, internal", [
+    (V2_4_1, ".", "A.checkpoints.internal", True),
+    (V2_4_1, ".", "connect-offsets-internal", True),   # "-internal": Connect's default names
+    (V2_4_1, ".", "__consumer_offsets", True),
+    (V2_4_1, ".", ".hidden", True),
+    (V2_4_1, ".", "orders", False),
+    (V2_4_1, "_", "A_checkpoints_internal", False),    # before 3.1 the separator is not part of the rule
+    (V3_1, "_", "A_checkpoints_internal", True),       # isMM2InternalTopic: endsWith(internalSuffix())
+    (V3_1, "_", "A.checkpoints.internal", True),
+    (V3_1, "_", "orders_internal", True),
+    (V3_1, ".", "orders_internal", False),
+    (None, "-", "x-internal", True),
+    (V3_1, ".", "internal", False),
+])
+def test_is_internal_topic(version, separator, topic, internal):
+    """ReplicationPolicy.isInternalTopic (2.4.1: .internal, -internal, __, .) and DefaultReplicationPolicy.isMM2InternalTopic (3.1+)."""
+    assert ReplicationPolicy("default", separator, version).is_internal_topic(topic) is internal
+
+
+@pytest.mark.parametrize("version, separator, enabled, checkpoints, offset_syncs", [
+    (V2_4_1, "_", True, "A.checkpoints.internal", "mm2-offset-syncs.B.internal"),
+    (V3_0, "_", True, "A.checkpoints.internal", "mm2-offset-syncs.B.internal"),
+    (V3_1, ".", True, "A.checkpoints.internal", "mm2-offset-syncs.B.internal"),
+    (V3_1, "_", True, "A_checkpoints_internal", "mm2-offset-syncs_B_internal"),
+    (V3_5_1, "_", False, "A_checkpoints_internal", "mm2-offset-syncs_B_internal"),   # the switch does not exist yet
+    (V3_5_2, "_", False, "A.checkpoints.internal", "mm2-offset-syncs.B.internal"),
+    (None, "_", True, "A_checkpoints_internal", "mm2-offset-syncs_B_internal"),
+])
+def test_internal_topic_names(version, separator, enabled, checkpoints, offset_syncs):
+    """DefaultReplicationPolicy.checkpointsTopic / offsetSyncsTopic (3.1+, KIP-690; internalSeparator() from 3.5.2,
+    KAFKA-15102) and MirrorClientConfig.CHECKPOINTS_TOPIC_SUFFIX / MirrorConnectorConfig.offsetSyncsTopic before 3.1."""
+    policy = ReplicationPolicy("default", separator, version, internal_separator_enabled=enabled)
+    assert policy.checkpoints_topic("A") == checkpoints
+    assert policy.offset_syncs_topic("B") == offset_syncs
+    assert policy.is_checkpoints_topic(checkpoints)
+
+
+def test_identity_policy_uses_the_separator_in_internal_names():
+    """IdentityReplicationPolicy extends DefaultReplicationPolicy: the same internal names and heartbeat prefix."""
+    policy = ReplicationPolicy("identity", "_", V3_1)
+    assert policy.checkpoints_topic("A") == "A_checkpoints_internal"
+    assert policy.remote_topic("A", "heartbeats") == "A_heartbeats"
+
+
+# ----------------------------------------------------------------------------- one flow
+
+
+@pytest.mark.parametrize("version, location, topic", [
+    (V2_4_1, "source", "mm2-offset-syncs.B.internal"),
+    (V3_0, "source", "mm2-offset-syncs.B.internal"),
+    (V3_0, "target", "mm2-offset-syncs.A.internal"),   # named after the OTHER cluster: the source
+    (None, "target", "mm2-offset-syncs.A.internal"),
+])
+def test_offset_syncs_topic_of_a_flow(version, location, topic):
+    """MirrorConnectorConfig.offsetSyncsTopic (3.0+): otherClusterAlias = location source ? target alias : source alias."""
+    names = FlowNames("A", "B", offset_syncs_location=location, version=version)
+    assert names.offset_syncs_topic == topic
+
+
+def test_offset_syncs_on_the_target_before_3_0_is_refused_naming_the_version():
+    """offset-syncs.topic.location arrived in 3.0 (KIP-716, MirrorConnectorConfig.OFFSET_SYNCS_TOPIC_LOCATION)."""
+    with pytest.raises(ValueError, match=r"Kafka 3\.0 or later \(KIP-716\).*Kafka 2\.4\.1"):
+        offset_syncs_cluster_alias("A", "B", "target", V2_4_1)
+
+
+def test_flow_names_with_separator_and_identity():
+    """MirrorConnectorConfig.checkpointsTopic / targetHeartbeatsTopic with separator '_' on 3.1+."""
+    names = FlowNames("primary", "secondary", "default", "_", "target", (3, 9, 0))
+    assert names.checkpoints_topic == "primary_checkpoints_internal"
+    assert names.offset_syncs_topic == "mm2-offset-syncs_primary_internal"
+    assert names.remote_heartbeats_topic == "primary_heartbeats"
+    assert names.heartbeats_topic == "heartbeats"
+    assert FlowNames("A", "B", "identity").remote_topic("orders") == "orders"
+
+
+@pytest.mark.parametrize("kind, topic, cycle", [
+    ("default", "B.orders", True),        # came from the target
+    ("default", "C.B.orders", True),      # recursion: upstream B.orders came from B
+    ("default", "C.orders", False),
+    ("default", "orders", False),
+    ("identity", "orders", False),        # topicSource is A (source.cluster.alias), upstream equals topic: stop
+    ("identity", "B.heartbeats", True),
+])
+def test_is_cycle(kind, topic, cycle):
+    """MirrorSourceConnector.isCycle for the flow A -> B."""
+    assert FlowNames("A", "B", kind).is_cycle(topic) is cycle
+
+
+# ----------------------------------------------------------------------------- patterns and selection
+
+
+@pytest.mark.parametrize("given, patterns", [
+    ("a,b", ["a", "b"]),
+    (" a , b ", ["a", "b"]),             # ConfigDef LIST: trimmed, then split on \s*,\s*
+    (["a,b"], ["a", "b"]),               # a list renders comma-joined: the same two patterns
+    (["a", "b.*"], ["a", "b.*"]),
+    ("", []),                            # blank: no pattern (compilePatternList returns null, matches nothing)
+    (None, []),
+    ("x{1,3}", ["x{1", "3}"]),           # MM2 splits a quantifier's comma too
+])
+def test_split_patterns_follows_configdef_list(given, patterns):
+    """ConfigDef.parseType(LIST) + MirrorUtils.compilePatternList."""
+    assert split_patterns(given) == patterns
+
+
+def test_bad_pattern_is_named_with_its_option():
+    assert pattern_problems("groups", ["ok", "bad("]) == ["groups: 'bad(' is not a regular expression (missing ), unterminated subpattern at position 3)"]
+    with pytest.raises(ValueError, match=r"groups_exclude: 'bad\('"):
+        compile_patterns("ok,bad(", "groups_exclude")
+
+
+def test_alternation_is_one_whole_name_regex():
+    assert alternation(DEFAULT_TOPICS_EXCLUDE) == r"(?:.*[\-\.]internal)|(?:.*\.replica)|(?:__.*)"
+    assert alternation(None) == ""
+
+
+def test_default_excludes_are_mm2s():
+    """DefaultTopicFilter.TOPICS_EXCLUDE_DEFAULT and DefaultGroupFilter.GROUPS_EXCLUDE_DEFAULT (2.4.1 to trunk)."""
+    assert split_patterns(".*[\\-\\.]internal, .*\\.replica, __.*") == list(DEFAULT_TOPICS_EXCLUDE)
+    assert split_patterns("console-consumer-.*, connect-.*, __.*") == list(DEFAULT_GROUPS_EXCLUDE)
+
+
+@pytest.mark.parametrize("topic, replicated", [
+    ("orders", True),
+    ("orders.replica", False),            # default exclude
+    ("A.checkpoints.internal", False),    # internal
+    ("heartbeats", True),                 # heartbeats always travel
+    ("C.heartbeats", True),
+    ("B.orders", False),                  # cycle
+    ("mm2-orders", True),                 # an ordinary name for MM2
+    ("app-heartbeats", True),             # an ordinary topic: matches topics
+])
+def test_should_replicate_topic(topic, replicated):
+    """MirrorSourceConnector.shouldReplicateTopic for A -> B with the default topics and topics.exclude."""
+    assert MirrorFilter(FlowNames("A", "B")).replicates_topic(topic) is replicated
+
+
+def test_exclude_replaces_the_default_and_heartbeats_ignore_topics():
+    """TopicFilterConfig: topics.exclude is one value (given, it replaces the default); heartbeats bypass the filter."""
+    selection = MirrorFilter(FlowNames("A", "B"), topics="orders.*", topics_exclude="orders-secret")
+    assert selection.replicates_topic("orders.replica")
+    assert not selection.replicates_topic("orders-secret")
+    assert not selection.replicates_topic("payments")
+    assert selection.replicates_topic("heartbeats")
+    assert selection.data_topics(["orders", "heartbeats", "payments", "orders-internal", "orders_internal"]) == ["orders", "orders_internal"]
+
+
+def test_group_filter():
+    """DefaultGroupFilter.shouldReplicateGroup: groups minus groups.exclude (default console-consumer-.*, connect-.*, __.*)."""
+    selection = MirrorFilter(FlowNames("A", "B"), groups="app-a,app-b")
+    assert selection.replicates_group("app-b")
+    assert not selection.replicates_group("app-c")
+    assert not MirrorFilter(FlowNames("A", "B")).replicates_group("connect-mm2")
+
+
+# ----------------------------------------------------------------------------- findings and internal records
+
+
+def test_replication_factor_below_min_insync_replicas_is_an_error():
+    below = min_insync_findings("B", "replication_factor", 1, 2)
+    assert [f["severity"] for f in below] == [ERROR]
+    assert finding_text(below[0]).endswith("Fix: raise replication_factor to at least 2, or lower min.insync.replicas.")
+    assert [f["severity"] for f in min_insync_findings("B", "replication_factor", 2, 2)] == [WARNING]
+    assert min_insync_findings("B", "replication_factor", 1, 1) == []
+    assert min_insync_findings("B", "replication_factor", 3, None) == []
+
+
+class _Record:
+    def __init__(self, key, value, offset, partition=0):
+        self.key, self.value, self.offset, self.partition = key, value, offset, partition
+
+
+def test_internal_records_skip_tombstones_and_report_undecodable():
+    sync = OffsetSync("orders", 0, 5, 3)
+    records = [_Record(sync.encode_key(), sync.encode_value(), 0), _Record(sync.encode_key(), None, 1), _Record(b"\x00", b"\x01", 2)]
+    decoded, problems = decode_records(records, OffsetSync, "mm2-offset-syncs.B.internal")
+    assert decoded == [sync]
+    assert len(problems) == 1 and problems[0].startswith("mm2-offset-syncs.B.internal[0]@2: ")
