@@ -11,10 +11,12 @@ import json
 import re
 from decimal import Decimal, InvalidOperation
 
-from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_records import HEARTBEATS_TOPIC, ReplicationPolicy
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import ReplicationPolicy
 
 TOPIC_NAME_PATTERN = re.compile(r"^[a-zA-Z0-9._-]{1,249}$")
 STATES = ("present", "absent")
+# The names kafka_topic works with carry no replication policy: those of MirrorMaker 2's defaults ('.' separator).
+_DEFAULT_POLICY = ReplicationPolicy()
 
 
 def topic_name_problem(name):
@@ -29,13 +31,12 @@ def topic_name_problem(name):
 
 
 def is_protected_topic(name):
-    """Kafka and MirrorMaker 2 internal topics, which state=absent leaves alone unless allow_internal is set."""
-    return (
-        ReplicationPolicy.is_internal(name)
-        or name == HEARTBEATS_TOPIC
-        or name.endswith("." + HEARTBEATS_TOPIC)
-        or name.startswith("mm2-")
-    )
+    """Kafka and MirrorMaker 2 internal topics, which state=absent leaves alone unless allow_internal is set.
+
+    Internal by ReplicationPolicy.isInternalTopic, heartbeats topics (`heartbeats`, `A.heartbeats`), and every `mm2-` name:
+    with a custom separator MM2's own topics (`mm2-offset-syncs_B_internal`) are recognisable by that prefix only.
+    """
+    return _DEFAULT_POLICY.is_internal_topic(name) or _DEFAULT_POLICY.is_heartbeats_topic(name) or name.startswith("mm2-")
 
 
 def config_value_text(value):

@@ -16,18 +16,12 @@ import time
 
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.internal_records import decode_records
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import FlowNames
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.selection import MirrorFilter
 from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_client import kafka_connection_argument_spec
-from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_filters import MirrorFilter
-from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_records import (
-    Checkpoint,
-    Heartbeat,
-    MirrorRecordError,
-    OffsetSync,
-    ReplicationPolicy,
-    checkpoints_topic,
-    heartbeats_topic,
-    offset_syncs_topic,
-)
+from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_records import Checkpoint, Heartbeat, OffsetSync
+from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_versions import KafkaVersion
 
 try:
     from kafka import TopicPartition
@@ -83,12 +77,8 @@ class TopicFollower:
 
 
 def _decode_all(records, codec, problems, topic):
-    decoded = []
-    for record in records:
-        try:
-            decoded.append(codec.decode(record.key, record.value))
-        except MirrorRecordError as exc:
-            problems.append("%s offset %d: %s" % (topic, record.offset, exc))
+    decoded, bad = decode_records(records, codec, topic)
+    problems.extend(bad)
     return decoded
 
 
@@ -97,11 +87,11 @@ class FlowStatus:
 
     def __init__(self, source, target, flow):
         self.source, self.target, self.flow = source, target, flow
-        self.policy, self.filter = flow["policy"], flow["filter"]
-        self.source_alias, self.target_alias = flow["source_alias"], flow["target_alias"]
-        self.syncs_topic = offset_syncs_topic(self.target_alias)
-        self.checkpoints_topic = checkpoints_topic(self.source_alias)
-        self.remote_heartbeats = self.policy.remote_topic(self.source_alias, heartbeats_topic())
+        self.names, self.filter = flow["names"], flow["filter"]
+        self.source_alias, self.target_alias = self.names.source_alias, self.names.target_alias
+        self.syncs_topic = self.names.offset_syncs_topic
+        self.checkpoints_topic = self.names.checkpoints_topic
+        self.remote_heartbeats = self.names.remote_heartbeats_topic
         self._followers = {}
         self._offsets_consumers = {}
         self.last_sync = {}
@@ -128,12 +118,12 @@ class FlowStatus:
         return consumer.beginning_offsets(tps), consumer.end_offsets(tps)
 
     def _read_internal_topics(self, existing_source, existing_target):
-        on_source = self.flow["offset_syncs_topic_location"] == "source"
+        on_source = self.names.offset_syncs_location == "source"
         syncs = self._follow("source" if on_source else "target", self.syncs_topic, existing_source if on_source else existing_target)
         for sync in _decode_all(syncs, OffsetSync, self.decode_problems, self.syncs_topic):
             self.last_sync[(sync.topic, sync.partition)] = (sync.upstream_offset, sync.downstream_offset)
-        beats = self._follow("target", heartbeats_topic(), existing_target, tail=HEARTBEAT_TAIL)
-        ours = [beat.timestamp_ms for beat in _decode_all(beats, Heartbeat, self.decode_problems, heartbeats_topic())
+        beats = self._follow("target", self.names.heartbeats_topic, existing_target, tail=HEARTBEAT_TAIL)
+        ours = [beat.timestamp_ms for beat in _decode_all(beats, Heartbeat, self.decode_problems, self.names.heartbeats_topic)
                 if (beat.source_alias, beat.target_alias) == (self.source_alias, self.target_alias)]
         if ours:
             self.emitted_heartbeat_ms = max(ours + [self.emitted_heartbeat_ms or 0])
@@ -149,12 +139,12 @@ class FlowStatus:
         now_ms = int(time.time() * 1000) if now_ms is None else now_ms
         existing_source, existing_target = set(self.source.admin().list_topics()), set(self.target.admin().list_topics())
         self._read_internal_topics(existing_source, existing_target)
-        topics = sorted(t for t in existing_source if self.filter.replicates_topic(t) and not self.filter.is_heartbeats(t))
+        topics = self.filter.data_topics(existing_source)
         partition_counts = self.source.admin().describe_topics(topics) if topics else []
         source_tps = [TopicPartition(t["name"], p["partition_index"]) for t in partition_counts if not t.get("error_code")
                       for p in t["partitions"]]
         source_tps.sort()
-        remote_tps = [TopicPartition(self.policy.remote_topic(self.source_alias, tp.topic), tp.partition) for tp in source_tps]
+        remote_tps = [TopicPartition(self.names.remote_topic(tp.topic), tp.partition) for tp in source_tps]
         present = [tp for tp in remote_tps if tp.topic in existing_target]
         source_begin, source_end = self._offsets("source", source_tps)
         target_begin, target_end = self._offsets("target", present)
@@ -174,7 +164,7 @@ class FlowStatus:
                 "has_records": source_end[tp] > source_begin[tp],
             })
         for topic in sorted({remote.topic for remote in remote_tps if remote.topic not in existing_target}):
-            problems.append("remote topic %s (of %s) does not exist on %s" % (topic, self.policy.upstream_topic(topic), self.target_alias))
+            problems.append("remote topic %s (of %s) does not exist on %s" % (topic, self.names.policy.upstream_topic(topic), self.target_alias))
         checkpoints = {}
         for group, _topic, _partition in self.latest_checkpoints:
             checkpoints[group] = checkpoints.get(group, 0) + 1
@@ -266,15 +256,15 @@ def flow_options(params):
         if params[name] <= 0:
             errors.append("%s must be > 0, got %d" % (name, params[name]))
     try:
-        policy = ReplicationPolicy(params["replication_policy"], params["replication_policy_separator"])
-        mirror_filter = MirrorFilter(policy, params["target_alias"], params["topics"], params["topics_exclude"],
-                                     params["groups"], params["groups_exclude"])
+        version = KafkaVersion.parse(params["mirrormaker_version"]) if params.get("mirrormaker_version") else None
+        names = FlowNames(params["source_alias"], params["target_alias"], params["replication_policy"], params["replication_policy_separator"],
+                          params["offset_syncs_topic_location"], version)
+        mirror_filter = MirrorFilter(names, params["topics"], params["topics_exclude"], params["groups"], params["groups_exclude"])
     except ValueError as exc:
         errors.append(str(exc))
     if errors:
         raise MirrorStatusError("invalid options, nothing was read: " + "; ".join(errors))
-    return {"source_alias": params["source_alias"], "target_alias": params["target_alias"], "policy": policy, "filter": mirror_filter,
-            "offset_syncs_topic_location": params["offset_syncs_topic_location"]}
+    return {"names": names, "filter": mirror_filter}
 
 
 def run_status(params, connection_factory, no_log_values):

@@ -46,14 +46,24 @@ options:
     choices: [default, identity]
     default: default
   replication_policy_separator:
-    description: Separator of the V(default) replication policy.
+    description:
+      - MirrorMaker's C(replication.policy.separator), used by both policies for the C(<source>.heartbeats) name and, from Kafka 3.1
+        (KIP-690), in the internal topics' names (C(<source>_checkpoints_internal) with V(_)).
     type: str
     default: .
   offset_syncs_topic_location:
-    description: Cluster that holds C(mm2-offset-syncs.<target>.internal) (MirrorMaker's C(offset-syncs.topic.location)).
+    description:
+      - Cluster that holds the offset-syncs topic (MirrorMaker's C(offset-syncs.topic.location), Kafka 3.0+).
+      - It is named after the other cluster, C(mm2-offset-syncs.<target>.internal) on the source and
+        C(mm2-offset-syncs.<source>.internal) on the target.
     type: str
     choices: [source, target]
     default: source
+  mirrormaker_version:
+    description:
+      - Kafka release MirrorMaker 2 runs (V(2.4.1), V(3.9)); picks the internal topic names of that release (before 3.1 they
+        always use C(.)). Unset means the rules of the newest release.
+    type: str
   topics:
     description: Regular expressions (whole-name match) of the source topics the flow replicates.
     type: list
@@ -194,7 +204,7 @@ checkpoints:
   type: dict
   sample: {"orders-app": 3}
 offset_syncs_topic:
-  description: Name of the offset-syncs topic that was read.
+  description: Name of the offset-syncs topic that was read (on the cluster O(offset_syncs_topic_location) names).
   returned: always
   type: str
 problems:
@@ -211,6 +221,7 @@ progress:
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import OFFSET_SYNCS_LOCATIONS, POLICIES
 from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_client import (
     KafkaConnection,
     KafkaConnectionError,
@@ -226,9 +237,10 @@ def argument_spec():
         source=dict(type="dict", required=True),
         source_alias=dict(type="str", required=True),
         target_alias=dict(type="str", required=True),
-        replication_policy=dict(type="str", default="default", choices=["default", "identity"]),
+        replication_policy=dict(type="str", default="default", choices=list(POLICIES)),
         replication_policy_separator=dict(type="str", default="."),
-        offset_syncs_topic_location=dict(type="str", default="source", choices=["source", "target"]),
+        offset_syncs_topic_location=dict(type="str", default="source", choices=list(OFFSET_SYNCS_LOCATIONS)),
+        mirrormaker_version=dict(type="str"),
         topics=dict(type="list", elements="str", default=[".*"]),
         topics_exclude=dict(type="list", elements="str"),
         groups=dict(type="list", elements="str", default=[".*"]),

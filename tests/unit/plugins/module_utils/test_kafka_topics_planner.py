@@ -71,6 +71,9 @@ REFUSALS = [
     (entry("primary.heartbeats", state="absent"), {}, "internal topic"),
     (entry("mm2-offset-syncs.secondary.internal", state="absent"), {}, "internal topic"),
     (entry("mm2-configs.primary", state="absent"), {}, "internal topic"),
+    # ReplicationPolicy.isInternalTopic: Connect's "-internal" names too
+    (entry("connect-status-internal", state="absent"), {}, "internal topic"),
+    (entry("mm2-offset-syncs_secondary_internal", state="absent"), {}, "internal topic"),
 ]
 
 

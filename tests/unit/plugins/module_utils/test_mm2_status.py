@@ -1,8 +1,8 @@
 """Lag arithmetic, health conditions and the wait loop of kafka_mirror_status (no Kafka needed)."""
 import pytest
 
-from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_filters import MirrorFilter
-from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_records import ReplicationPolicy
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import FlowNames
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.selection import MirrorFilter
 from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_status import (
     MirrorStatusError,
     flow_options,
@@ -100,7 +100,8 @@ class NoConnection:
 @pytest.mark.parametrize(
     "overrides,message",
     [
-        ({"topics": ["orders("]}, "not a valid regular expression"),
+        ({"topics": ["orders("]}, "topics: 'orders(' is not a regular expression"),
+        ({"offset_syncs_topic_location": "target", "mirrormaker_version": "2.4.1"}, "needs MirrorMaker 2 of Kafka 3.0 or later"),
         ({"target_alias": "primary"}, "are both 'primary'"),
         ({"max_lag": -1}, "max_lag must be >= 0"),
         ({"timeout": 0}, "timeout must be > 0"),
@@ -122,7 +123,7 @@ def test_source_secrets_are_registered_as_no_log():
 
 def test_flow_options_build_policy_and_filter():
     flow = flow_options(params(replication_policy="identity", topics=["orders.*"], topics_exclude=["orders-tmp"]))
-    assert isinstance(flow["policy"], ReplicationPolicy) and flow["policy"].kind == "identity"
+    assert isinstance(flow["names"], FlowNames) and flow["names"].policy.kind == "identity"
     assert isinstance(flow["filter"], MirrorFilter)
     assert flow["filter"].replicates_topic("orders-eu") and not flow["filter"].replicates_topic("orders-tmp")
     assert flow["filter"].replicates_topic("heartbeats")
@@ -133,8 +134,8 @@ def test_flow_options_build_policy_and_filter():
 
 # A tiny in-memory cluster behind the KafkaConnection interface FlowStatus uses (admin() and consumer()).
 class FakeRecord:
-    def __init__(self, offset, key, value, timestamp=0):
-        self.offset, self.key, self.value, self.timestamp = offset, key, value, timestamp
+    def __init__(self, offset, key, value, timestamp=0, partition=0):
+        self.offset, self.key, self.value, self.timestamp, self.partition = offset, key, value, timestamp, partition
 
 
 class FakeConsumer:
@@ -218,7 +219,7 @@ def test_flow_status_reads_internal_topics_once_and_then_only_new_records():
     assert first["partitions"][0]["lag"] == 3 and first["partitions"][0]["last_offset_sync"] == {"upstream": 5, "downstream": 5}
     assert first["heartbeats"] == {"emitted_age_s": 2.5, "replicated_age_s": None}
     assert first["checkpoints"] == {"app": 1}
-    assert any("primary.checkpoints.internal offset 2" in problem for problem in first["problems"])
+    assert any("primary.checkpoints.internal[0]@2" in problem for problem in first["problems"])
     fetched = sum(c.fetched for c in source.consumers + target.consumers)
 
     for offset in range(7, 10):
@@ -237,3 +238,29 @@ def test_flow_status_reports_missing_remote_topic_once():
     assert result["problems"] == ["remote topic primary.orders (of orders) does not exist on secondary"]
     assert [p["lag"] for p in result["partitions"]] == [1, 1]
     assert all(p["target_end_offset"] is None for p in result["partitions"])
+
+
+@pytest.mark.parametrize("version, location, separator, syncs_topic, checkpoints_topic", [
+    ("2.4.1", "source", "_", "mm2-offset-syncs.secondary.internal", "primary.checkpoints.internal"),
+    ("3.9.0", "source", "_", "mm2-offset-syncs_secondary_internal", "primary_checkpoints_internal"),
+    ("3.9.0", "target", ".", "mm2-offset-syncs.primary.internal", "primary.checkpoints.internal"),
+])
+def test_flow_status_reads_the_internal_topics_real_mm2_writes(version, location, separator, syncs_topic, checkpoints_topic):
+    """MirrorConnectorConfig.offsetSyncsTopic (named after the other cluster, 3.0+) and DefaultReplicationPolicy's KIP-690
+    names (3.1+): the status reads the topics MirrorMaker 2 of that release writes, where it writes them."""
+    from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_records import OffsetSync
+    from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_status import FlowStatus
+
+    remote = "primary%sorders" % separator
+    source = FakeCluster({"orders": [[FakeRecord(i, b"k", b"v") for i in range(4)]]})
+    target = FakeCluster({remote: [[FakeRecord(i, b"k", b"v") for i in range(4)]]})
+    sync = OffsetSync("orders", 0, 3, 3)
+    (source if location == "source" else target).append(syncs_topic, 0, sync.encode_key(), sync.encode_value())
+    (source if location == "source" else target).append(syncs_topic, 0, sync.encode_key(), None)  # a tombstone is skipped
+    flow = flow_options(params(mirrormaker_version=version, offset_syncs_topic_location=location, replication_policy_separator=separator))
+    status = FlowStatus(source, target, flow)
+    assert status.checkpoints_topic == checkpoints_topic
+    result = status.read(now_ms=0)
+    assert result["offset_syncs_topic"] == syncs_topic
+    assert result["partitions"][0]["last_offset_sync"] == {"upstream": 3, "downstream": 3}
+    assert result["problems"] == []
