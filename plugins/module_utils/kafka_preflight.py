@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import socket
 
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.findings import ERROR, SEVERITIES, finding, finding_text, min_insync_findings
 from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_client import (
     HOSTS_SYNC_FIX,
     IP_ADVERTISING_FIX,
@@ -48,7 +49,6 @@ FEATURE_LABELS = {
     "dedicated_rest": "dedicated-mode REST",
     "exactly_once": "exactly-once",
 }
-SEVERITIES = ("error", "warning", "info")
 
 
 def mm2_features(version):
@@ -156,24 +156,20 @@ def _create_topics_dry_run(admin, facts):
         facts["denied"].append(dict(operation="CreateTopics", resource=f"topic {PROBE_TOPIC}", error=name))
 
 
-def _finding(severity, check, cluster, message, fix=None):
-    return dict(severity=severity, check=check, cluster=cluster, message=message, fix=fix)
-
-
 def evaluate(facts, expectations):
     """Findings for one cluster. expectations: replication_factors, internal_replication_factors ({what: int}),
     required_features ([feature]), expected_topics ([name])."""
     alias = facts["cluster_alias"]
     findings = []
     if not facts["bootstrap_reachable"]:
-        findings.append(_finding("error", "bootstrap", alias, f"cluster {alias}: no metadata from {', '.join(facts['bootstrap_servers'])} "
+        findings.append(finding("error", "bootstrap", alias, f"cluster {alias}: no metadata from {', '.join(facts['bootstrap_servers'])} "
                                                               f"(from {facts['probed_from']}): {facts['bootstrap_error']}",
-                                 "check kafka_bootstrap_servers, that the brokers run and that the port is open from the MirrorMaker host; "
-                                 "names of the other cluster's nodes resolve there only after role kafkaops.mirror.hosts_sync"))
+                                "check kafka_bootstrap_servers, that the brokers run and that the port is open from the MirrorMaker host; "
+                                "names of the other cluster's nodes resolve there only after role kafkaops.mirror.hosts_sync"))
         return findings
     for broker in facts["brokers"]:
         if broker["problem"]:
-            findings.append(_finding(
+            findings.append(finding(
                 "error", "advertised_address", alias,
                 f"cluster {alias}: broker {broker['node_id']} advertises {broker['host']}:{broker['port']}, which {broker['problem']} "
                 f"from {facts['probed_from']}; every client (MirrorMaker too) must reach each broker at its advertised address",
@@ -181,66 +177,57 @@ def evaluate(facts, expectations):
     version = facts["kafka_version"]
     features = facts["mm2_features"]
     allowed = ", ".join(f"{f['label']} {'yes' if f['supported'] else 'no'} ({f['since']}+)" for name, f in features.items() if name != "mm2")
-    findings.append(_finding("info", "kafka_version", alias,
-                             f"cluster {alias}: Kafka {version or 'unknown'} ({facts['version_source']}); MirrorMaker 2 features: {allowed}"))
+    findings.append(finding("info", "kafka_version", alias,
+                            f"cluster {alias}: Kafka {version or 'unknown'} ({facts['version_source']}); MirrorMaker 2 features: {allowed}"))
     if version is not None and features["mm2"]["supported"] is False:
-        findings.append(_finding("warning", "kafka_version", alias,
-                                 f"cluster {alias}: Kafka {version} is older than 2.4: MirrorMaker 2 (KIP-382) needs 2.4 brokers for every feature; "
-                                 f"use MirrorMaker 1 (mirrormaker2_engine mm1) or upgrade"))
+        findings.append(finding("warning", "kafka_version", alias,
+                                f"cluster {alias}: Kafka {version} is older than 2.4: MirrorMaker 2 (KIP-382) needs 2.4 brokers for every feature; "
+                                f"use MirrorMaker 1 (mirrormaker2_engine mm1) or upgrade"))
     for feature in expectations.get("required_features") or []:
         info = features.get(feature)
         if info is None:
-            findings.append(_finding("error", "version_gate", alias, f"unknown MirrorMaker feature {feature!r} requested "
+            findings.append(finding("error", "version_gate", alias, f"unknown MirrorMaker feature {feature!r} requested "
                                                                      f"(known: {', '.join(sorted(features))})"))
         elif info["supported"] is False:
-            findings.append(_finding("error", "version_gate", alias,
-                                     f"cluster {alias}: {info['label']} is requested but needs Kafka {info['since']}+ ({info['kip']}); "
-                                     f"the cluster runs {version}",
-                                     f"turn {info['label']} off for this flow, or upgrade cluster {alias}"))
+            findings.append(finding("error", "version_gate", alias,
+                                    f"cluster {alias}: {info['label']} is requested but needs Kafka {info['since']}+ ({info['kip']}); "
+                                    f"the cluster runs {version}",
+                                    f"turn {info['label']} off for this flow, or upgrade cluster {alias}"))
     count = facts["broker_count"]
     for what, factor in sorted((expectations.get("replication_factors") or {}).items()):
         if factor is not None and count and int(factor) > count:
-            findings.append(_finding("error", "replication_factor", alias,
-                                     f"cluster {alias}: {what} asks for replication factor {factor}, but the cluster has {count} broker(s); "
-                                     f"topic creation fails with InvalidReplicationFactor",
-                                     f"set {what} to {count} or less (or 'auto')"))
+            findings.append(finding("error", "replication_factor", alias,
+                                    f"cluster {alias}: {what} asks for replication factor {factor}, but the cluster has {count} broker(s); "
+                                    f"topic creation fails with InvalidReplicationFactor",
+                                    f"set {what} to {count} or less (or 'auto')"))
     configs = facts["broker_configs"]
     min_isr = configs.get("min.insync.replicas")
     for what, factor in sorted((expectations.get("internal_replication_factors") or {}).items()):
         if factor is None:
             continue
         if count and int(factor) > count:
-            findings.append(_finding("error", "replication_factor", alias,
-                                     f"cluster {alias}: {what} asks for replication factor {factor}, but the cluster has {count} broker(s); "
-                                     f"MirrorMaker fails at start creating its internal topics (MM2 defaults to 3)",
-                                     f"set {what} to {count} or less"))
+            findings.append(finding("error", "replication_factor", alias,
+                                    f"cluster {alias}: {what} asks for replication factor {factor}, but the cluster has {count} broker(s); "
+                                    f"MirrorMaker fails at start creating its internal topics (MM2 defaults to 3)",
+                                    f"set {what} to {count} or less"))
     checked = dict(expectations.get("replication_factors") or {})
     checked.update(expectations.get("internal_replication_factors") or {})
     for what, factor in sorted(checked.items()):
-        if factor is None or min_isr is None:
-            continue
-        if int(factor) < int(min_isr):
-            findings.append(_finding("error", "min_insync_replicas", alias,
-                                     f"cluster {alias}: {what} is {factor}, below min.insync.replicas {min_isr}: MirrorMaker writes with acks=all "
-                                     f"and they fail (NotEnoughReplicas)",
-                                     f"raise {what} to at least {min_isr}, or lower min.insync.replicas"))
-        elif int(factor) == int(min_isr) and int(factor) > 1:
-            findings.append(_finding("warning", "min_insync_replicas", alias,
-                                     f"cluster {alias}: {what} equals min.insync.replicas {min_isr}: with one replica down MirrorMaker's writes stop"))
+        findings.extend(min_insync_findings(alias, what, factor, min_isr))
     if expectations.get("internal_replication_factors") and min_isr is None and not facts["skipped"]:
-        findings.append(_finding("info", "min_insync_replicas", alias,
-                                 f"cluster {alias}: min.insync.replicas is not describable ({facts['broker_configs_error'] or 'not returned'}); "
-                                 f"internal-topic replication factors were checked against the broker count only"))
+        findings.append(finding("info", "min_insync_replicas", alias,
+                                f"cluster {alias}: min.insync.replicas is not describable ({facts['broker_configs_error'] or 'not returned'}); "
+                                f"internal-topic replication factors were checked against the broker count only"))
     findings.extend(_creation_findings(facts, expectations, alias))
     for denial in facts["denied"]:
-        findings.append(_finding("error", "acl", alias,
-                                 f"cluster {alias}: {denial['operation']} on {denial['resource']} was denied ({denial['error']})",
-                                 f"grant the principal MirrorMaker uses {denial['operation']} on the cluster/topics (kafka-acls.sh --add ...), or use "
-                                 f"an authorized principal"))
+        findings.append(finding("error", "acl", alias,
+                                f"cluster {alias}: {denial['operation']} on {denial['resource']} was denied ({denial['error']})",
+                                f"grant the principal MirrorMaker uses {denial['operation']} on the cluster/topics (kafka-acls.sh --add ...), or use "
+                                f"an authorized principal"))
     for skipped in facts["skipped"]:
-        findings.append(_finding("warning", "skipped", alias, f"cluster {alias}: skipped {skipped}"))
+        findings.append(finding("warning", "skipped", alias, f"cluster {alias}: skipped {skipped}"))
     for anomaly in facts["anomalies"]:
-        findings.append(_finding("warning", "broker_anomaly", alias, f"cluster {alias}: {anomaly}"))
+        findings.append(finding("warning", "broker_anomaly", alias, f"cluster {alias}: {anomaly}"))
     return findings
 
 
@@ -250,17 +237,17 @@ def _creation_findings(facts, expectations, alias):
     auto_create = facts["broker_configs"].get("auto.create.topics.enable")
     expected = expectations.get("expected_topics") or []
     if facts["can_create_topics"]:
-        return [_finding("info", "topic_creation", alias, f"cluster {alias}: topics can be created (CreateTopics dry run accepted; "
+        return [finding("info", "topic_creation", alias, f"cluster {alias}: topics can be created (CreateTopics dry run accepted; "
                                                           f"auto.create.topics.enable={auto_create if auto_create is not None else 'unknown'})")]
     if facts["can_create_topics"] is False:
         severity = "warning" if expected and expectations.get("expected_topics_present") else "error"
-        return [_finding(severity, "topic_creation", alias,
-                         f"cluster {alias}: topics cannot be created ({facts['create_topics_error']}); MirrorMaker creates remote and internal "
-                         f"topics itself" + ("; the expected topics exist already" if severity == "warning" else ""),
-                         "grant CreateTopics (and DescribeConfigs/AlterConfigs) to MirrorMaker's principal, or pre-create every topic "
-                         "(role kafkaops.mirror.kafka_topics)")]
-    return [_finding("warning", "topic_creation", alias,
-                     f"cluster {alias}: the CreateTopics dry run failed ({facts['create_topics_error']}), so topic creation is unverified")]
+        return [finding(severity, "topic_creation", alias,
+                        f"cluster {alias}: topics cannot be created ({facts['create_topics_error']}); MirrorMaker creates remote and internal "
+                        f"topics itself" + ("; the expected topics exist already" if severity == "warning" else ""),
+                        "grant CreateTopics (and DescribeConfigs/AlterConfigs) to MirrorMaker's principal, or pre-create every topic "
+                        "(role kafkaops.mirror.kafka_topics)")]
+    return [finding("warning", "topic_creation", alias,
+                    f"cluster {alias}: the CreateTopics dry run failed ({facts['create_topics_error']}), so topic creation is unverified")]
 
 
 def summary_row(facts, findings):
@@ -291,12 +278,12 @@ def run_cluster_info(connection, params):
         expected_topics=params.get("expected_topics") or [],
     )
     if expectations["expected_topics"] and facts["bootstrap_reachable"] and not facts["skipped"]:
-        existing = set(connection._admin.list_topics())  # pylint: disable=protected-access
+        existing = set(connection.admin().list_topics())
         expectations["expected_topics_present"] = all(topic in existing for topic in expectations["expected_topics"])
     findings = evaluate(facts, expectations)
     facts["findings"] = findings
     facts["summary"] = summary_row(facts, findings)
-    facts["errors"] = [f["message"] + (f". Fix: {f['fix']}." if f["fix"] else ".") for f in findings if f["severity"] == "error"]
+    facts["errors"] = [finding_text(f) for f in findings if f["severity"] == ERROR]
     return facts
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.findings import ERROR, finding_text, min_insync_findings
 from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_client_properties import java_client_properties
 from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_keys import check_extra_properties, exclude_key, unread_keys
 from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_versions import MM1_REMOVED, KafkaVersion, broker_too_old, requires
@@ -242,10 +243,10 @@ class _Builder:
             elif brokers and factor > int(brokers):
                 self.errors.append("%s %d is more than the %d broker(s) of cluster %s; MirrorMaker would fail to create topics"
                                    % (what, factor, int(brokers), alias))
-        min_isr = cluster.get("min_insync_replicas")
-        if min_isr and factor < int(min_isr):
-            self.warnings.append("%s is %d on cluster %s, below its min.insync.replicas %d: writes with acks=all to those topics will fail"
-                                 % (what, factor, alias, int(min_isr)))
+        for item in min_insync_findings(alias, what, factor, cluster.get("min_insync_replicas")):
+            found = self.errors if item["severity"] == ERROR else self.warnings
+            if finding_text(item) not in found:
+                found.append(finding_text(item))
         return factor
 
     def extra(self, properties, origin, target):

@@ -58,9 +58,16 @@ def test_auto_replication_factor_is_min_three_and_brokers_per_cluster():
     assert p["secondary->primary.heartbeats.topic.replication.factor"] == 1
 
 
-def test_replication_factor_below_min_insync_warns():
-    config = build_config(model(internal_replication_factor=1))
-    assert any("below its min.insync.replicas 2" in w for w in config.warnings)
+def test_replication_factor_below_min_insync_fails_like_preflight():
+    """One severity (_mm2.findings): acks=all writes to a topic with fewer replicas than min.insync.replicas all fail."""
+    assert ("cluster secondary: internal_replication_factor is 1, below min.insync.replicas 2: MirrorMaker writes with acks=all and "
+            "they fail (NotEnoughReplicas). Fix: raise internal_replication_factor to at least 2") in errors_of(internal_replication_factor=1)
+
+
+def test_replication_factor_equal_to_min_insync_warns_once():
+    config = build_config(model(replication_factor=2))
+    assert [w for w in config.warnings if "equals min.insync.replicas 2" in w] == [
+        "cluster secondary: replication_factor (remote topics) equals min.insync.replicas 2: with one replica down MirrorMaker's writes stop."]
 
 
 def test_replication_factor_above_broker_count_fails():
@@ -215,12 +222,14 @@ def test_mm2_needs_2_4():
 
 def test_discovered_facts_fill_in_and_model_wins():
     clusters = [{"alias": "primary", "bootstrap_servers": "a:9092"}, {"alias": "secondary", "bootstrap_servers": "b:9092", "broker_count": 2}]
-    facts = {"primary": {"broker_count": 4}, "secondary": {"broker_count": 9, "min_insync_replicas": 3}}
+    facts = {"primary": {"broker_count": 4}, "secondary": {"broker_count": 9, "min_insync_replicas": 2}}
     config = build_config(model(clusters=clusters, cluster_facts=facts))
     p = config.files[MM2_PROPERTIES_FILE]
     assert p["primary->secondary.offset-syncs.topic.replication.factor"] == 3  # primary: min(3, 4 discovered)
     assert p["primary->secondary.replication.factor"] == 2  # secondary: the model's broker_count 2 beats the discovered 9
-    assert any("below its min.insync.replicas 3" in w for w in config.warnings)
+    assert any("equals min.insync.replicas 2" in w for w in config.warnings)  # the discovered min.insync.replicas is used
+    facts["secondary"]["min_insync_replicas"] = 3
+    assert "below min.insync.replicas 3" in errors_of(clusters=clusters, cluster_facts=facts)
 
 
 def test_redacted_config_hides_secret_values_only():
