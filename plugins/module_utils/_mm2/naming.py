@@ -86,6 +86,10 @@ class ReplicationPolicy:
             return "%s%s%s" % (source_alias, self.separator, topic)
         return topic
 
+    def remote_prefix(self, source_alias):
+        """What remote_topic() puts before a name that does not end in `heartbeats`: `<source><separator>`, or '' (identity)."""
+        return self.remote_topic(source_alias, "")
+
     def topic_source(self, topic):
         """topicSource: the alias a remote topic came from, or None."""
         if not self._defers_to_default(topic):

@@ -1,0 +1,65 @@
+# -*- coding: utf-8 -*-
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Filters mm2_topics_exclude and mm2_remote_prefix, and playbooks/mirror.yml's use of them (its expressions rendered)."""
+import re
+from pathlib import Path
+
+import jinja2
+import pytest
+import yaml
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.kafkaops.mirror.plugins.filter import mm2_names as plugin
+
+PLAYBOOK = Path(__file__).resolve().parents[4] / "playbooks" / "mirror.yml"
+
+
+def test_default_exclude_is_mm2s_topics_exclude_default():
+    """DefaultTopicFilter.TOPICS_EXCLUDE_DEFAULT = ".*[\\-\\.]internal, .*\\.replica, __.*"."""
+    regex = re.compile(plugin.mm2_topics_exclude(None))
+    assert [name for name in ("a.internal", "a-internal", "a.replica", "__x", "orders", "heartbeats") if regex.fullmatch(name)] == [
+        "a.internal", "a-internal", "a.replica", "__x"]
+
+
+def test_given_patterns_replace_the_default_with_the_comma_rule():
+    regex = re.compile(plugin.mm2_topics_exclude("tmp.*, scratch"))
+    assert regex.fullmatch("tmp1") and regex.fullmatch("scratch") and not regex.fullmatch("a.internal")
+    assert plugin.mm2_topics_exclude("") == ""
+    with pytest.raises(AnsibleFilterError, match=r"'bad\(' is not a regular expression"):
+        plugin.mm2_topics_exclude(["bad("])
+
+
+@pytest.mark.parametrize("policy, separator, prefix", [("default", ".", "primary."), ("default", "_", "primary_"), ("identity", ".", "")])
+def test_remote_prefix(policy, separator, prefix):
+    """DefaultReplicationPolicy / IdentityReplicationPolicy.formatRemoteTopic of a name not ending in heartbeats."""
+    assert plugin.mm2_remote_prefix("primary", policy, separator) == prefix
+    with pytest.raises(AnsibleFilterError, match="not one of default, identity"):
+        plugin.mm2_remote_prefix("primary", "prefix")
+
+
+def _playbook_expressions():
+    plays = yaml.safe_load(PLAYBOOK.read_text())
+    for play in plays:
+        for role in play.get("roles", []):
+            if isinstance(role, dict) and role.get("role") == "kafkaops.mirror.kafka_topics":
+                return role["vars"]
+    raise AssertionError("playbooks/mirror.yml has no kafka_topics stage")
+
+
+def _render(expression, variables):
+    environment = jinja2.Environment(undefined=jinja2.StrictUndefined)
+    environment.filters.update({"kafkaops.mirror." + name: function for name, function in plugin.FilterModule().filters().items()})
+    return environment.from_string(expression).render(**variables)
+
+
+@pytest.mark.parametrize("variables, exclude, prefix", [
+    ({}, plugin.mm2_topics_exclude(None), "primary."),
+    ({"mirror_topics_exclude": "tmp.*", "mirrormaker2_replication_policy": "identity"}, "(?:tmp.*)", ""),
+    ({"mirrormaker2_replication_policy_separator": "_"}, plugin.mm2_topics_exclude(None), "primary_"),
+])
+def test_mirror_playbook_pre_creates_under_mm2s_names(variables, exclude, prefix):
+    stage = _playbook_expressions()
+    variables = dict(variables, hostvars={"p0": {"kafka_cluster_alias": "primary"}}, groups={"primary_kafka": ["p0"]})
+    assert _render(stage["kafka_topics_copy_exclude"], variables) == exclude
+    assert _render(stage["kafka_topics_copy_rename_prefix"], variables) == prefix
