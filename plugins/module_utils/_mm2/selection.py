@@ -49,3 +49,10 @@ class MirrorFilter:
     def data_topics(self, names):
         """The replicated topics whose records are the user's data (heartbeats left out), sorted."""
         return sorted(topic for topic in names if self.replicates_topic(topic) and not self.is_heartbeats(topic))
+
+
+def validated_topics(topic_names, include, exclude, names):
+    """The source topics a validation compares: the flow's data topics under MM2's default selection (internal topics, cycles,
+    heartbeats and MM2's default topics.exclude left out), those matching `include` and not `exclude` (validation's own lists)."""
+    wanted, unwanted = compile_patterns(include, "topics"), compile_patterns(exclude, "exclude")
+    return [topic for topic in MirrorFilter(names).data_topics(topic_names) if matches_any(topic, wanted) and not matches_any(topic, unwanted)]

@@ -1,7 +1,7 @@
 import pytest
 
 from mirror_validation.errors import ValidationUnavailable
-from mirror_validation.naming import remote_topic, select_topics
+from mirror_validation.naming import FlowNames, validated_topics
 from mirror_validation.slices import SOURCE, TARGET, interleave, offset_ranges, pack, slice_partitions
 from mirror_validation.topic_pairs import pair_topics
 
@@ -12,14 +12,15 @@ from mirror_validation.topic_pairs import pair_topics
     ("identity", ".", "orders"),
 ])
 def test_remote_topic_names(policy, separator, expected):
-    assert remote_topic("orders", "primary", policy, separator) == expected
+    assert FlowNames("primary", None, policy, separator).remote_topic("orders") == expected
 
 
 def test_selection_is_full_match_and_skips_mm2_internal_topics():
     names = ["orders", "orders-dlq", "payments", "heartbeats", "mm2-offset-syncs.secondary.internal",
              "primary.checkpoints.internal", "__consumer_offsets", "tmp.scratch"]
-    assert select_topics(names, "orders|payments|tmp.*") == ["orders", "payments", "tmp.scratch"]
-    assert select_topics(names, ".*", exclude=r"tmp\..*|.*-dlq") == ["orders", "payments"]
+    flow = FlowNames("primary", "secondary")
+    assert validated_topics(names, "orders|payments|tmp.*", None, flow) == ["orders", "payments", "tmp.scratch"]
+    assert validated_topics(names, ".*", r"tmp\..*|.*-dlq", flow) == ["orders", "payments"]
 
 
 def test_offset_ranges_cover_every_offset_once():

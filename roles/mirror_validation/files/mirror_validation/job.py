@@ -16,7 +16,7 @@ from .catch_up import wait_for_target
 from .connection import Connection
 from .errors import ValidationUnavailable
 from .kafka_reader import open_reader, resolve_client
-from .naming import checkpoints_topic, offset_syncs_topic
+from .naming import FlowNames
 from .slices import SOURCE, TARGET, interleave, pack, slice_partitions
 from .spark_io import ReadSettings, read_checkpoints, read_fingerprints, read_offset_syncs
 from .topic_pairs import keeps_create_time, pair_topics, snapshot_source
@@ -116,7 +116,8 @@ class _Run:
         if not options.target_alias:
             self.checks["offset_syncs"] = "skipped (no --target-alias)"
             return {}
-        topic = offset_syncs_topic(options.target_alias)
+        topic = FlowNames(options.source_alias, options.target_alias, options.policy, options.separator,
+                          options.offset_syncs_location).offset_syncs_topic
         on_source = options.offset_syncs_location == "source"
         slices = self._internal_topic(source_reader if on_source else target_reader, SOURCE if on_source else TARGET,
                                       topic, source_topics if on_source else target_topics)
@@ -130,7 +131,7 @@ class _Run:
         return {(row["pair"], row["partition"]): (row["sync"]["upstream"], row["sync"]["downstream"]) for row in latest}
 
     def _load_checkpoints(self, target_reader, target_topics):
-        topic = checkpoints_topic(self.options.source_alias)
+        topic = FlowNames(self.options.source_alias, None, self.options.policy, self.options.separator).checkpoints_topic
         slices = self._internal_topic(target_reader, TARGET, topic, target_topics)
         if slices is None:
             self.checks["checkpoints"] = "skipped (%s not found on the target)" % topic

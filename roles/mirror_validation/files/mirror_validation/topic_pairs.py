@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 from typing import Dict, Optional, Set, Tuple
 
 from .errors import ValidationUnavailable
-from .naming import remote_topic, select_topics
+from .naming import FlowNames, validated_topics
 
 Offsets = Dict[int, Tuple[int, int]]  # {partition: (log start offset, end offset)}
 
@@ -41,7 +41,8 @@ class TopicPair:
 
 def pair_topics(source_topics, target_topics, include, exclude, source_alias, policy, separator):
     """TopicPairs for the selected source topics; `*_topics` are {name: partition count}."""
-    selected = select_topics(source_topics, include, exclude)
+    names = FlowNames(source_alias, None, policy, separator)
+    selected = validated_topics(source_topics, include, exclude, names)
     if not selected:
         raise ValidationUnavailable(
             "no source topic matches --topics %r (minus --exclude %r and MM2's internal topics); source topics: %s"
@@ -49,7 +50,7 @@ def pair_topics(source_topics, target_topics, include, exclude, source_alias, po
         )
     pairs = []
     for index, topic in enumerate(selected):
-        target = remote_topic(topic, source_alias, policy, separator)
+        target = names.remote_topic(topic)
         pairs.append(TopicPair(index, topic, target, source_topics[topic], target_topics.get(target)))
     return pairs
 

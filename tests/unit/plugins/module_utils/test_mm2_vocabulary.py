@@ -19,7 +19,7 @@ from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.patterns impo
     pattern_problems,
     split_patterns,
 )
-from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.selection import MirrorFilter
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.selection import MirrorFilter, validated_topics
 from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_records import OffsetSync
 
 V2_4_1, V3_0, V3_1, V3_5_1, V3_5_2 = (2, 4, 1), (3, 0, 0), (3, 1, 0), (3, 5, 1), (3, 5, 2)
@@ -283,3 +283,13 @@ def test_internal_records_skip_tombstones_and_report_undecodable():
     decoded, problems = decode_records(records, OffsetSync, "mm2-offset-syncs.B.internal")
     assert decoded == [sync]
     assert len(problems) == 1 and problems[0].startswith("mm2-offset-syncs.B.internal[0]@2: ")
+
+
+def test_validated_topics_are_the_replicated_data_topics_the_validation_selects():
+    names = ["orders", "orders-dlq", "payments", "heartbeats", "primary.heartbeats", "mm2-offset-syncs.secondary.internal",
+             "primary.checkpoints.internal", "__consumer_offsets", "tmp.scratch", "orders.replica", "mm2-orders", "secondary.orders"]
+    flow = FlowNames("primary", "secondary")
+    assert validated_topics(names, "orders|payments|tmp.*", None, flow) == ["orders", "payments", "tmp.scratch"]
+    assert validated_topics(names, ".*", r"tmp\..*, .*-dlq", flow) == ["mm2-orders", "orders", "payments"]
+    # Without the target alias no cycle can be seen: secondary.orders would be replicated back by MM2 only if it came from elsewhere.
+    assert "secondary.orders" in validated_topics(names, ".*", None, FlowNames("primary", None))
