@@ -16,7 +16,8 @@ import yaml
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.structs import OffsetAndMetadata
 
-from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_records import Checkpoint, checkpoints_topic
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import ReplicationPolicy
+from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_records import Checkpoint
 from ansible_runner import REPO, run_playbook
 from sandbox import nodes
 from mirror_fixture import NOIDA_API, RECEIVE_MAX, ensure_topic, resume_and_count
@@ -50,7 +51,7 @@ def checkpoints_for(bootstrap, group):
     """{partition: Checkpoint} of `group`, read from the checkpoints topic with an independent consumer."""
     consumer = KafkaConsumer(bootstrap_servers=bootstrap, api_version=NOIDA_API, enable_auto_commit=False, receive_message_max_bytes=RECEIVE_MAX)
     try:
-        tp = TopicPartition(checkpoints_topic(SOURCE), 0)
+        tp = TopicPartition(ReplicationPolicy().checkpoints_topic(SOURCE), 0)
         if tp.topic not in consumer.topics():
             return {}
         consumer.assign([tp])

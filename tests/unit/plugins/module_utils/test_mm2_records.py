@@ -6,10 +6,6 @@ from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_records import
     Heartbeat,
     MirrorRecordError,
     OffsetSync,
-    ReplicationPolicy,
-    checkpoints_topic,
-    offset_syncs_topic,
-    translate_downstream,
 )
 
 CHECKPOINT = Checkpoint("orders-app", "primary.orders", 3, 1500, 1498, "")
@@ -61,63 +57,3 @@ def test_decode_rejects_malformed_bytes(cls, key, value, message):
 def test_decode_rejects_null_value():
     with pytest.raises(MirrorRecordError, match="null key or value"):
         OffsetSync.decode(bytes.fromhex(OFFSET_SYNC_KEY), None)
-
-
-SYNCS = [OffsetSync("orders", 0, 100, 90), OffsetSync("orders", 0, 200, 185), OffsetSync("orders", 0, 50, 45)]
-
-
-@pytest.mark.parametrize(
-    "group_offset,expected",
-    [
-        (49, None),  # before the first sync: no translation, never guess
-        (50, 45),  # exactly on a sync
-        (51, 46),  # past a sync: one past its downstream offset
-        (150, 91),
-        (200, 185),
-        (10_000, 186),
-    ],
-)
-def test_translate_downstream(group_offset, expected):
-    assert translate_downstream(SYNCS, group_offset) == expected
-
-
-def test_translate_downstream_accepts_pairs_and_empty():
-    assert translate_downstream([(0, 0)], 5) == 1
-    assert translate_downstream([], 5) is None
-
-
-@pytest.mark.parametrize(
-    "kind,separator,topic,remote",
-    [
-        ("default", ".", "orders", "primary.orders"),
-        ("default", "_", "orders", "primary_orders"),
-        ("identity", ".", "orders", "orders"),
-        ("identity", ".", "heartbeats", "primary.heartbeats"),
-    ],
-)
-def test_remote_topic_names(kind, separator, topic, remote):
-    policy = ReplicationPolicy(kind, separator)
-    assert policy.remote_topic("primary", topic) == remote
-    assert policy.upstream_topic(remote) == topic
-
-
-def test_default_policy_detects_cycles():
-    policy = ReplicationPolicy()
-    assert policy.source_alias("primary.orders") == "primary"
-    assert policy.is_cycle("primary.orders", "primary")
-    assert policy.is_cycle("secondary.primary.orders", "primary")
-    assert not policy.is_cycle("secondary.orders", "primary")
-    assert not policy.is_cycle("orders", "primary")
-
-
-def test_internal_topic_names():
-    assert checkpoints_topic("primary") == "primary.checkpoints.internal"
-    assert offset_syncs_topic("secondary") == "mm2-offset-syncs.secondary.internal"
-    assert ReplicationPolicy.is_internal("mm2-offset-syncs.secondary.internal")
-    assert ReplicationPolicy.is_internal("__consumer_offsets")
-    assert not ReplicationPolicy.is_internal("orders")
-
-
-def test_policy_rejects_unknown_kind():
-    with pytest.raises(ValueError, match="not one of default, identity"):
-        ReplicationPolicy("mirror")
