@@ -1,28 +1,31 @@
+# -*- coding: utf-8 -*-
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The sandbox's MirrorMaker 2 stand-in: `python -m sandbox.mm2 <connect-mirror-maker.properties> [--clusters A,B]`.
 
-Test infrastructure only. No Kafka distribution (and so no real MirrorMaker 2) can be installed here,
-so `<sandbox>/kafka_home/bin/connect-mirror-maker.sh` runs this instead. It reads the same properties
-file the mirrormaker2 role renders and writes what real MM2 writes, in the real topic names and
-record formats (kafkaops.mirror mm2_records): remote topics under the replication policy's names,
-`mm2-offset-syncs.<target>.internal`, `<source>.checkpoints.internal`, `heartbeats`, and its progress
-in `mm2-offsets.<source>.internal` on the target (Connect's offsets topic of a dedicated MM2).
+Test infrastructure only. No Kafka distribution (and so no real MirrorMaker 2) can be installed here, so
+`<sandbox>/kafka_home/bin/connect-mirror-maker.sh` runs this instead. It reads the properties file the
+mirrormaker2 role renders and writes what real MM2 of the Kafka release of its home writes, in the real
+topic names and record formats.
 
-What it models: the Kafka release of its Kafka home (release.py: keys newer than that release are ignored,
-as real MirrorMaker 2 ignores them, so 2.4.1 reads topics.blacklist and never topics.exclude); clusters and
-`A->B.enabled` flows; topics / topics.exclude and groups / groups.exclude
-regexes; the default and identity replication policies with their separator and cycle detection;
-remote topics created with the source's partition count, the replication factor and the source's
-non-default configs (partitions added when the source grows); partition-to-partition copies keeping
-key, value, headers and timestamp, at least once; offset-syncs with offset.lag.max semantics;
-checkpoints translated with the OffsetSyncStore rule; sync.group.offsets for groups without active
-members on the target; heartbeats for every herder pair; the topic refresh interval (groups are listed
-again at every checkpoint interval instead of refresh.groups.interval.seconds); resume after restart;
-SIGTERM stops cleanly after committing what was copied.
+It is written from Apache Kafka's connect/mirror and connect/mirror-client sources (tags 2.4.1 to 3.9),
+independently of the collection: it shares only the wire-format codec of mm2_records (Checkpoint,
+OffsetSync, Heartbeat bytes). Names, filters, sync emission, translation and group selection are its own
+(policy.py, filters.py, sync_emitter.py, sync_store.py, checkpoints.py), so a rule the collection gets
+wrong is not agreed on by the lab that tests it. records.py is also the one writer of MM2 records for tests
+that fake a mirror.
 
-What it does not model: Connect workers, tasks.max and task rebalancing, the REST API and
-dedicated.mode.enable.internal.rest, exactly-once (transactions), ACL sync, periodic topic-config
-sync after creation, SASL/TLS, JVM settings (KAFKA_HEAP_OPTS, KAFKA_LOG4J_OPTS, KAFKA_OPTS are logged
-and ignored), metrics/JMX, and throughput: it is a single-threaded kafka-python loop. Of the release
-rules, internal topic names always use '.' (the separator applies to them from 3.1 on, KIP-690, which
-only matters with a custom replication.policy.separator).
+Version modes (behaviour.py; the release comes from the Kafka home, release.py): offset-sync emission
+(one per lifetime and drift before 3.4.1, every offset.lag.max from 3.4.1, delayed syncs at commit from
+3.7), translation (latest sync d + (g - u) before 3.4.1, with identity for partitions without syncs
+before 3.3; bounded history cleared on upstream rewinds, d or d + 1, from 3.4.1), which groups get
+checkpoints (no simple groups before 2.8, new groups only after refresh.groups.interval.seconds),
+sync.group.offsets (2.7+), remote topic configs (at creation from 2.8, replace-all sync before 3.5,
+incremental after), internal topic names (separator from 3.1, offset-syncs.topic.location from 3.0, named
+after the other cluster), IdentityReplicationPolicy (3.0+), exactly-once transactions (3.5+). Connect
+source offsets are committed every offset.flush.interval.ms, so kill -9 makes it copy again.
+
+What it does not model: Connect workers, tasks.max and rebalancing, the REST API, ACL sync, offset syncs
+dropped when more than 10 are in flight, SASL/TLS, JVM settings (logged and ignored), metrics, and
+throughput (a single-threaded kafka-python loop).
 """

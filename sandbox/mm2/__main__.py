@@ -1,3 +1,6 @@
+# -*- coding: utf-8 -*-
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """`python -m sandbox.mm2 <connect-mirror-maker.properties> [--clusters A,B]`: the sandbox's MirrorMaker 2 stand-in."""
 from __future__ import annotations
 

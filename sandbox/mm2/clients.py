@@ -1,3 +1,6 @@
+# -*- coding: utf-8 -*-
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """kafka-python clients for one cluster of the stand-in, with the sandbox brokers' quirks handled here."""
 from __future__ import annotations
 
@@ -32,14 +35,10 @@ class ClusterClients:
         if self.options["security_protocol"] != "PLAINTEXT":
             raise ValueError("%s: security.protocol %s is not modeled by the stand-in (the sandbox brokers have no TLS/SASL)"
                              % (alias, self.options["security_protocol"]))
-        # Connect's state topics of a herder live on its target and take the `<target>.`-prefixed worker settings.
-        self.offset_storage_rf = int(client_settings.get("offset.storage.replication.factor", 3))
         self._admin = None
         self._producer = None
         self._consumers = []
-
-    def storage_replication_factor(self):
-        return self.offset_storage_rf
+        self._transactional = []
 
     def admin(self):
         if self._admin is None:
@@ -74,31 +73,64 @@ class ClusterClients:
         described = self.admin().describe_topics(topics)
         return {t["name"]: len(t["partitions"]) for t in described if t.get("error_code", 0) == 0}
 
+    def transactional_producer(self, transactional_id):
+        """A producer whose sends between begin_transaction() and commit_transaction() land atomically, with commit markers."""
+        producer = KafkaProducer(acks="all", linger_ms=5, transactional_id=transactional_id, enable_idempotence=True, **self.options)
+        producer.init_transactions()
+        self._transactional.append(producer)
+        return producer
+
+    def tail(self, topic):
+        return TopicTail(self, topic)
+
     def read_all(self, topic, deadline_s=30.0):
         """Every record of a single-partition topic, oldest first (empty when the topic does not exist yet)."""
-        if topic not in self.partition_counts([topic]):
-            return []
-        consumer = self.consumer()
-        partition = TopicPartition(topic, 0)
-        consumer.assign([partition])
-        consumer.seek_to_beginning(partition)
-        records, deadline = [], time.monotonic() + deadline_s
-        while time.monotonic() < deadline:
-            batch = consumer.poll(timeout_ms=500).get(partition, [])
-            records.extend(batch)
-            # The fetch high watermark, not ListOffsets: tansu's end offsets are wrong with multi-record batches.
-            highwater = consumer.highwater(partition)
-            if not batch and highwater is not None and consumer.position(partition) >= highwater:
-                break
+        tail = self.tail(topic)
+        try:
+            return tail.read_new(deadline_s)
+        finally:
+            tail.close()
+
+    def release(self, consumer):
         consumer.close()
         self._consumers.remove(consumer)
-        return records
 
     def close(self):
         for consumer in self._consumers:
             consumer.close()
-        if self._producer is not None:
-            self._producer.flush()
-            self._producer.close()
+        for producer in self._transactional + ([self._producer] if self._producer is not None else []):
+            producer.flush()
+            producer.close()
         if self._admin is not None:
             self._admin.close()
+
+
+class TopicTail:
+    """Reads a single-partition topic from its start, then on each read_new() what was added since the last one."""
+
+    def __init__(self, clients, topic):
+        self.clients, self.topic = clients, topic
+        self.partition = TopicPartition(topic, 0)
+        self.consumer = None
+
+    def read_new(self, deadline_s=30.0):
+        if self.consumer is None:
+            if self.topic not in self.clients.partition_counts([self.topic]):
+                return []
+            self.consumer = self.clients.consumer()
+            self.consumer.assign([self.partition])
+            self.consumer.seek_to_beginning(self.partition)
+        records, deadline = [], time.monotonic() + deadline_s
+        while time.monotonic() < deadline:
+            batch = self.consumer.poll(timeout_ms=500).get(self.partition, [])
+            records.extend(batch)
+            # The fetch high watermark, not ListOffsets: tansu's end offsets are wrong with multi-record batches.
+            highwater = self.consumer.highwater(self.partition)
+            if not batch and highwater is not None and self.consumer.position(self.partition) >= highwater:
+                break
+        return records
+
+    def close(self):
+        if self.consumer is not None:
+            self.clients.release(self.consumer)
+            self.consumer = None

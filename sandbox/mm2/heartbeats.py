@@ -1,9 +1,10 @@
-"""MirrorHeartbeatConnector's job for one herder pair: a heartbeat into the target's `heartbeats` topic."""
+# -*- coding: utf-8 -*-
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""MirrorHeartbeatConnector / MirrorHeartbeatTask for one herder pair: a heartbeat into the target's `heartbeats` topic."""
 from __future__ import annotations
 
 import time
-
-from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_records import Heartbeat, heartbeats_topic
 
 COMPACT = {"cleanup.policy": "compact"}
 
@@ -11,8 +12,8 @@ COMPACT = {"cleanup.policy": "compact"}
 class HeartbeatEmitter:
     def __init__(self, flow, target):
         self.flow, self.target = flow, target
-        self.target.ensure_topic(heartbeats_topic(), 1, flow.number("heartbeats.topic.replication.factor"), COMPACT)
+        self.target.ensure_topic(flow.records.heartbeats_topic, 1, flow.number("heartbeats.topic.replication.factor"), COMPACT)
 
     def emit(self):
-        beat = Heartbeat(self.flow.source, self.flow.target, int(time.time() * 1000))
-        self.target.producer().send(heartbeats_topic(), key=beat.encode_key(), value=beat.encode_value(), partition=0)
+        record = self.flow.records.heartbeat(int(time.time() * 1000))
+        self.target.producer().send(record.topic, key=record.key, value=record.value, partition=0)

@@ -1,3 +1,6 @@
+# -*- coding: utf-8 -*-
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Which Kafka release the stand-in plays, and the connect-mirror-maker.properties keys that release reads.
 
 Real MirrorMaker 2 is whatever Kafka its home holds, and ignores keys newer than that release without a
@@ -33,6 +36,9 @@ FIRST_READ = {
     "sync.group.offsets.interval.seconds": (2, 7, 0),
     "offset-syncs.topic.location": (3, 0, 0),  # MirrorConnectorConfig.OFFSET_SYNCS_TOPIC_LOCATION (KIP-716)
     "emit.offset-syncs.enabled": (3, 9, 0),  # MirrorConnectorConfig.EMIT_OFFSET_SYNCS_ENABLED
+    "exactly.once.source.support": (3, 5, 0),  # DistributedConfig.EXACTLY_ONCE_SOURCE_SUPPORT_CONFIG for MM2 (KIP-618)
+    "use.incremental.alter.configs": (3, 5, 0),  # MirrorSourceConfig.USE_INCREMENTAL_ALTER_CONFIGS (KIP-894)
+    "replication.policy.internal.topic.separator.enabled": (3, 6, 0),  # MirrorClientConfig.INTERNAL_TOPIC_SEPARATOR_ENABLED (KIP-949)
 }
 # Key -> first release that no longer reads it: 4.0 dropped the deprecated *.blacklist names.
 LAST_READ_BEFORE = {"topics.blacklist": (4, 0, 0), "groups.blacklist": (4, 0, 0), "config.properties.blacklist": (4, 0, 0)}

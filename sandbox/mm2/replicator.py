@@ -1,4 +1,16 @@
-"""MirrorSourceConnector's job for one flow: remote topics, record copies, offset-syncs, resumable progress."""
+# -*- coding: utf-8 -*-
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""MirrorSourceConnector and MirrorSourceTask for one flow: remote topics, record copies, offset syncs, Connect offsets.
+
+Written from MirrorSourceConnector / MirrorSourceTask (2.4.1 - 3.9) and Connect's WorkerSourceTask: records are
+copied partition to partition with key, value, headers and timestamp; the task's position is Connect's source
+offset, committed to `mm2-offsets.<source>.internal` on the target every offset.flush.interval.ms (and at a
+clean stop), so a process killed with -9 copies again what it copied since the last commit, as real
+MirrorMaker 2 does (at least once). With exactly-once (3.5+, `<target>.exactly.once.source.support=enabled`)
+each poll's records and their source offsets go to the target in one transaction (transaction.boundary=poll),
+whose commit marker takes an offset in every partition it touched.
+"""
 from __future__ import annotations
 
 import json
@@ -6,9 +18,9 @@ import logging
 import time
 
 from kafka import TopicPartition
-from kafka.admin import ConfigResource, ConfigResourceType
 
-from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_records import OffsetSync, offset_syncs_topic
+from sandbox.mm2.sync_emitter import OffsetSyncEmitter
+from sandbox.mm2.topic_configs import TopicConfigSync
 
 LOG = logging.getLogger("sandbox.mm2")
 COMPACT = {"cleanup.policy": "compact"}
@@ -16,48 +28,14 @@ POLL_MAX_RECORDS = 5000
 
 
 def progress_topic(source_alias):
-    """Connect's offsets topic of a dedicated MirrorMaker 2 herder, on the target cluster."""
+    """Connect's offsets topic of a dedicated MirrorMaker 2 herder (MirrorMakerConfig.workerConfig), on the target."""
     return "mm2-offsets.%s.internal" % source_alias
 
 
 def progress_key(source_alias, topic, partition):
-    # Connect's JsonConverter (schemas off) key for a MirrorSourceConnector source partition.
+    # Connect's JsonConverter (schemas off) key for a MirrorSourceConnector source partition (MirrorUtils.wrapPartition).
     return json.dumps(["MirrorSourceConnector", {"cluster": source_alias, "partition": partition, "topic": topic}],
                       separators=(",", ":"), sort_keys=True).encode()
-
-
-class PartitionSyncState:
-    """When MirrorSourceTask emits an offset sync for a partition (offset.lag.max semantics)."""
-
-    def __init__(self):
-        self.previous_upstream = -1
-        self.previous_downstream = -1
-        self.last_sync_downstream = -1
-
-    def update(self, upstream, downstream, max_lag):
-        first = self.last_sync_downstream == -1
-        # A translated offset lands one past the last sync, hence the + 1.
-        stale = downstream - (self.last_sync_downstream + 1) >= max_lag
-        skipped_upstream = upstream - self.previous_upstream != 1
-        truncated_downstream = downstream < self.previous_downstream
-        emit = first or stale or skipped_upstream or truncated_downstream
-        if emit:
-            self.last_sync_downstream = downstream
-        self.previous_upstream, self.previous_downstream = upstream, downstream
-        return emit
-
-
-class SyncStore:
-    """Offset syncs per source topic-partition, as read back from (and written to) the offset-syncs topic."""
-
-    def __init__(self):
-        self.syncs = {}
-
-    def add(self, sync):
-        self.syncs.setdefault((sync.topic, sync.partition), []).append((sync.upstream_offset, sync.downstream_offset))
-
-    def for_partition(self, topic, partition):
-        return self.syncs.get((topic, partition), [])
 
 
 class SourceReplicator:
@@ -66,43 +44,47 @@ class SourceReplicator:
         self.source, self.target, self.syncs_cluster = source, target, syncs_cluster
         self.consumer = None
         self.assigned = {}  # TopicPartition -> remote topic name
-        self.progress = {}  # (topic, partition) -> last copied upstream offset
-        self.states = {}
-        self.store = SyncStore()
-        self.max_lag = flow.number("offset.lag.max")
+        self.committed = {}  # (topic, partition) -> last upstream offset in Connect's offsets topic
+        self.copied = {}  # (topic, partition) -> last upstream offset acknowledged by the target, not yet committed
+        self.syncs = OffsetSyncEmitter(flow.behaviour, flow.number("offset.lag.max"))
+        self.emit_syncs = flow.flag("emit.offset-syncs.enabled")
+        self.configs = TopicConfigSync(flow, source, target)
+        self.flush_interval_s = int(flow.worker["offset.flush.interval.ms"]) / 1000.0
+        self.next_flush = 0.0
+        self.producer = None
 
     def start(self):
         flow = self.flow
-        self.target.ensure_topic(progress_topic(flow.source), 1, self.target.storage_replication_factor(), COMPACT)
-        self.syncs_cluster.ensure_topic(offset_syncs_topic(flow.target), 1, flow.number("offset-syncs.topic.replication.factor"), COMPACT)
+        self.target.ensure_topic(progress_topic(flow.source), 1, int(flow.worker["offset.storage.replication.factor"]), COMPACT)
+        if self.emit_syncs:
+            self.syncs_cluster.ensure_topic(flow.records.offset_syncs_topic, 1, flow.number("offset-syncs.topic.replication.factor"), COMPACT)
         for record in self.target.read_all(progress_topic(flow.source)):
             key = json.loads(record.key)
             if key[0] == "MirrorSourceConnector" and key[1].get("cluster") == flow.source and record.value:
-                self.progress[(key[1]["topic"], key[1]["partition"])] = json.loads(record.value)["offset"]
-        for record in self.syncs_cluster.read_all(offset_syncs_topic(flow.target)):
-            self.store.add(OffsetSync.decode(record.key, record.value))
-        LOG.info("%s: resuming %d partitions from %s, %d offset syncs known", flow.name, len(self.progress),
-                 progress_topic(flow.source), sum(len(v) for v in self.store.syncs.values()))
+                self.committed[(key[1]["topic"], key[1]["partition"])] = json.loads(record.value)["offset"]
+        LOG.info("%s: resuming %d partitions from %s", flow.name, len(self.committed), progress_topic(flow.source))
+        if flow.exactly_once:
+            self.producer = self.target.transactional_producer("%s-%s" % (flow.name, "MirrorSourceConnector"))
+            LOG.info("%s: exactly-once: records and source offsets are written in transactions", flow.name)
+        else:
+            self.producer = self.target.producer()
         self.consumer = self.source.consumer()
+        self.next_flush = time.monotonic() + self.flush_interval_s
         self.refresh_topics()
 
-    def _source_configs(self, topic):
-        if not self.flow.flag("sync.topic.configs.enabled"):
-            return {}
-        described = self.source.admin().describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic)])
-        entries = described.get("topic", {}).get(topic, {})
-        return {key: data["value"] for key, data in entries.items()
-                if data.get("config_source") in ("DYNAMIC_TOPIC_CONFIG", None) and data.get("value") is not None and self.flow.copies_config(key)}
+    def topics_being_replicated(self):
+        remote = set(self.target.partition_counts())
+        return {tp.topic for tp, name in self.assigned.items() if name in remote}
 
     def refresh_topics(self):
         flow = self.flow
-        counts = {topic: n for topic, n in self.source.partition_counts().items() if flow.replicates_topic(topic)}
+        counts = {topic: n for topic, n in self.source.partition_counts().items() if flow.topics.replicates(topic)}
         remote_counts = self.target.partition_counts()
         wanted = {}
         for topic, partitions in sorted(counts.items()):
-            remote = flow.policy.remote_topic(flow.source, topic)
+            remote = flow.records.remote_topic(topic)
             if remote not in remote_counts:
-                self.target.ensure_topic(remote, partitions, flow.number("replication.factor"), self._source_configs(topic))
+                self.target.ensure_topic(remote, partitions, flow.number("replication.factor"), self.configs.for_new_topic(topic))
             elif remote_counts[remote] < partitions:
                 self.target.admin().create_partitions({remote: {"count": partitions}})
                 LOG.info("%s: grew %s to %d partitions like %s", flow.name, remote, partitions, topic)
@@ -112,16 +94,40 @@ class SourceReplicator:
             self.consumer.assign(list(wanted))
             for tp in wanted:
                 if tp not in self.assigned:
-                    last = self.progress.get((tp.topic, tp.partition))
-                    if last is None:
-                        self.consumer.seek_to_beginning(tp)
-                    else:
-                        self.consumer.seek(tp, last + 1)
+                    # MirrorSourceTask.loadOffset: the committed offset + 1, or 0 (-1 + 1) for a partition never committed.
+                    self.consumer.seek(tp, self.committed.get((tp.topic, tp.partition), -1) + 1)
             LOG.info("%s: replicating %d topics (%d partitions): %s", flow.name, len(counts), len(wanted), ", ".join(sorted(counts)) or "none")
             self.assigned = wanted
 
-    def step(self, timeout_ms):
+    def _send_syncs(self, syncs):
+        if not syncs or not self.emit_syncs:
+            return
+        producer = self.syncs_cluster.producer()
+        for topic, partition, upstream, downstream in syncs:
+            record = self.flow.records.offset_sync(topic, partition, upstream, downstream)
+            producer.send(record.topic, key=record.key, value=record.value, partition=0)
+        producer.flush()
+
+    def _progress_records(self, offsets):
+        return [(progress_key(self.flow.source, topic, partition), json.dumps({"offset": upstream}).encode())
+                for (topic, partition), upstream in sorted(offsets.items())]
+
+    def commit_offsets(self, now=None):
+        """WorkerSourceTask's offset commit (every offset.flush.interval.ms and at a clean stop); 3.7+ also sends delayed syncs."""
+        self.next_flush = (now or time.monotonic()) + self.flush_interval_s
+        if self.copied and not self.flow.exactly_once:
+            for key, value in self._progress_records(self.copied):
+                self.producer.send(progress_topic(self.flow.source), key=key, value=value, partition=0)
+            self.producer.flush()
+            self.committed.update(self.copied)
+            self.copied = {}
+        self._send_syncs(self.syncs.committed())
+
+    def step(self, timeout_ms, now=None):
         """Copy one poll's worth of records; returns how many were copied."""
+        now = now or time.monotonic()
+        if now >= self.next_flush:
+            self.commit_offsets(now)
         if not self.assigned:
             time.sleep(timeout_ms / 1000.0)
             return 0
@@ -131,31 +137,26 @@ class SourceReplicator:
             # poll spins (~50 fetches/s, 35-50% of a core); pausing after an empty poll gives that CPU back.
             time.sleep(timeout_ms / 1000.0)
             return 0
-        producer = self.target.producer()
-        sent = []
+        if self.flow.exactly_once:
+            self.producer.begin_transaction()
+        sent, last = [], {}
         for tp, records in batches.items():
             remote = self.assigned[tp]
             for record in records:
-                future = producer.send(remote, key=record.key, value=record.value, headers=list(record.headers or []),
-                                       partition=tp.partition, timestamp_ms=record.timestamp)
+                future = self.producer.send(remote, key=record.key, value=record.value, headers=list(record.headers or []),
+                                            partition=tp.partition, timestamp_ms=record.timestamp)
                 sent.append((tp, record.offset, future))
-        producer.flush()
-        syncs = self.syncs_cluster.producer()
-        topic = offset_syncs_topic(self.flow.target)
-        last = {}
+                last[(tp.topic, tp.partition)] = record.offset
+        if self.flow.exactly_once:
+            for key, value in self._progress_records(last):
+                self.producer.send(progress_topic(self.flow.source), key=key, value=value, partition=0)
+            self.producer.commit_transaction()
+            self.committed.update(last)
+        else:
+            self.producer.flush()
+            self.copied.update(last)
+        syncs = []
         for tp, upstream, future in sent:
-            downstream = future.get(timeout=30).offset
-            state = self.states.setdefault(tp, PartitionSyncState())
-            if state.update(upstream, downstream, self.max_lag):
-                sync = OffsetSync(tp.topic, tp.partition, upstream, downstream)
-                syncs.send(topic, key=sync.encode_key(), value=sync.encode_value(), partition=0)
-                self.store.add(sync)
-            last[tp] = upstream
-        syncs.flush()
-        # At least once: progress is committed only after the copies above were acknowledged.
-        for tp, upstream in last.items():
-            self.progress[(tp.topic, tp.partition)] = upstream
-            producer.send(progress_topic(self.flow.source), key=progress_key(self.flow.source, tp.topic, tp.partition),
-                          value=json.dumps({"offset": upstream}).encode(), partition=0)
-        producer.flush()
+            syncs.extend(self.syncs.copied(tp.topic, tp.partition, upstream, future.get(timeout=30).offset))
+        self._send_syncs(syncs)
         return len(sent)

@@ -1,20 +1,36 @@
-"""connect-mirror-maker.properties -> what the stand-in needs, resolved like MirrorMakerConfig does.
+# -*- coding: utf-8 -*-
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""connect-mirror-maker.properties -> what the stand-in runs, resolved as MirrorMakerConfig resolves it.
 
-A flow A->B sees the top-level keys overridden by `A->B.`-prefixed keys; each cluster's client
-settings are its `<alias>.`-prefixed keys.
+MirrorMakerConfig.connectorBaseConfig: a flow A->B sees the top-level keys overridden by the `A->B.`-prefixed
+ones. clusterProps: a cluster's client settings are its `<alias>.`-prefixed keys, with top-level client keys
+(e.g. security.protocol) as fallback. workerConfig: the herder's Connect worker settings (offsets topic,
+exactly-once support) are the target's `<target>.`-prefixed keys, overridden by top-level `offset.storage*`.
+clusterPairs: a herder runs for every ordered pair whose flow is enabled or emits heartbeats.
 """
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
 
-from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_filters import MirrorFilter, compile_patterns
-from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_properties import parse
-from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_records import ReplicationPolicy
 from sandbox.mm2 import release as releases
+from sandbox.mm2.behaviour import Behaviour
+from sandbox.mm2.filters import (
+    CONFIG_PROPERTIES_EXCLUDE_DEFAULT,
+    GROUPS_EXCLUDE_DEFAULT,
+    TOPICS_EXCLUDE_DEFAULT,
+    ConfigPropertyFilter,
+    IncludeExclude,
+    TopicSelection,
+)
+from sandbox.mm2.policy import DEFAULT_SEPARATOR, ReplicationPolicy
+from sandbox.mm2.properties import load as load_properties
+from sandbox.mm2.records import MirrorRecords
 
 LOG = logging.getLogger("sandbox.mm2")
 
+# MirrorConnectorConfig / MirrorSourceConfig / MirrorCheckpointConfig / MirrorHeartbeatConfig defaults (same from 2.4.1 to 3.9).
 DEFAULTS = {
     "topics": ".*",
     "groups": ".*",
@@ -28,16 +44,20 @@ DEFAULTS = {
     "emit.checkpoints.interval.seconds": "60",
     "emit.heartbeats.enabled": "true",
     "emit.heartbeats.interval.seconds": "1",
+    "emit.offset-syncs.enabled": "true",
     "sync.group.offsets.enabled": "false",
     "sync.group.offsets.interval.seconds": "60",
     "sync.topic.configs.enabled": "true",
+    "sync.topic.configs.interval.seconds": "600",
+    "refresh.topics.enabled": "true",
     "refresh.topics.interval.seconds": "600",
-    "replication.policy.separator": ".",
-    "replication.policy.class": "org.apache.kafka.connect.mirror.DefaultReplicationPolicy",
+    "refresh.groups.enabled": "true",
+    "refresh.groups.interval.seconds": "600",
 }
-# Topic configs MM2 never copies (DefaultConfigPropertyFilter's default config.properties.exclude).
-CONFIG_PROPERTIES_EXCLUDE = r"follower\.replication\.throttled\.replicas, leader\.replication\.throttled\.replicas, " \
-    r"message\.timestamp\.difference\.max\.ms, message\.timestamp\.type, unclean\.leader\.election\.enable, min\.insync\.replicas"
+DEFAULT_POLICY = "org.apache.kafka.connect.mirror.DefaultReplicationPolicy"
+# Connect WorkerConfig defaults of a dedicated MirrorMaker 2 herder.
+WORKER_DEFAULTS = {"offset.storage.replication.factor": "3", "offset.flush.interval.ms": "60000", "exactly.once.source.support": "disabled"}
+CLIENT_KEYS = ("bootstrap.servers", "security.protocol")
 
 
 class SettingsError(ValueError):
@@ -50,9 +70,13 @@ class Flow:
     target: str
     enabled: bool
     settings: dict
+    worker: dict
+    behaviour: Behaviour
     policy: ReplicationPolicy
-    filter: MirrorFilter = None
-    config_exclude: list = None
+    topics: TopicSelection
+    groups: IncludeExclude
+    config_properties: ConfigPropertyFilter
+    records: MirrorRecords
 
     def get(self, key):
         return self.settings.get(key, DEFAULTS.get(key))
@@ -63,40 +87,33 @@ class Flow:
     def number(self, key):
         return int(str(self.get(key)).strip())
 
+    def seconds(self, key):
+        """An interval; MirrorConnectorConfig turns a negative one (or a disabled feature) into 'never'."""
+        return float(str(self.get(key)).strip())
+
     @property
     def name(self):
         return "%s->%s" % (self.source, self.target)
 
-    def replicates_topic(self, topic):
-        return self.filter.replicates_topic(topic)
-
-    def replicates_group(self, group):
-        return self.filter.replicates_group(group)
-
-    def copies_config(self, key):
-        return not any(pattern.fullmatch(key) for pattern in self.config_exclude)
-
     @property
     def offset_syncs_cluster(self):
-        return self.target if str(self.get("offset-syncs.topic.location")).strip() == "target" else self.source
+        return self.records.offset_syncs_cluster
+
+    @property
+    def exactly_once(self):
+        return self.behaviour.exactly_once and str(self.worker.get("exactly.once.source.support")).strip().lower() == "enabled"
 
 
 @dataclass
 class Settings:
     clusters: dict  # alias -> client settings ({"bootstrap.servers": ..., ...})
     flows: list  # every herder pair: enabled flows and heartbeat-only pairs
+    behaviour: Behaviour
 
 
-def _exclude(settings, kind):
-    """The exclude list, None for MM2's default. *.exclude wins over *.blacklist as in ConfigUtils.translateDeprecatedConfigs
-    (2.7-3.9); a release that reads only one spelling had the other dropped by _read_by()."""
-    for key in ("%s.exclude" % kind, "%s.blacklist" % kind):
-        if key in settings:
-            return settings[key]
-    return None
-
-
-WORKER_SETTINGS = ("offset.storage.replication.factor",)
+def _scoped_key(key, aliases):
+    scope, dot, rest = key.partition(".")
+    return rest if dot and ("->" in scope or scope in aliases) else key
 
 
 def _read_by(props, release):
@@ -104,39 +121,64 @@ def _read_by(props, release):
     aliases = [alias.strip() for alias in props.get("clusters", "").split(",") if alias.strip()]
     read = {}
     for key, value in props.items():
-        scope, dot, rest = key.partition(".")
-        bare = rest if dot and ("->" in scope or scope in aliases) else key
-        if releases.reads(bare, release):
+        if releases.reads(_scoped_key(key, aliases), release):
             read[key] = value
         else:
             LOG.warning("%s is not a key MirrorMaker 2 of Kafka %s knows: ignored", key, releases.text(release))
     return read
 
 
+def _exclude(settings, kind, default):
+    """ConfigUtils.translateDeprecatedConfigs (2.7+): `*.exclude` wins over the `*.blacklist` alias; a release that reads only
+    one spelling had the other dropped by _read_by()."""
+    for key in ("%s.exclude" % kind, "%s.blacklist" % kind):
+        if key in settings:
+            return settings[key]
+    return default
+
+
+def _policy(top, behaviour, path):
+    policy_class = top.get("replication.policy.class", DEFAULT_POLICY).strip()
+    if policy_class == releases.IDENTITY_POLICY and behaviour.release < releases.IDENTITY_POLICY_SINCE:
+        raise SettingsError("%s: replication.policy.class: ClassNotFoundException %s (Kafka %s has no such class)"
+                            % (path, policy_class, releases.text(behaviour.release)))
+    if policy_class not in (DEFAULT_POLICY, releases.IDENTITY_POLICY):
+        raise SettingsError("%s: replication.policy.class %s is not modelled by the stand-in" % (path, policy_class))
+    separator = top.get("replication.policy.separator", DEFAULT_SEPARATOR)
+    internal = DEFAULT_SEPARATOR
+    if behaviour.internal_topics_use_separator and top.get("replication.policy.internal.topic.separator.enabled", "true").strip().lower() != "false":
+        internal = separator
+    return ReplicationPolicy(separator, policy_class == releases.IDENTITY_POLICY, internal)
+
+
+def _worker(props, target, aliases):
+    prefix = target + "."
+    worker = dict(WORKER_DEFAULTS)
+    worker.update({key[len(prefix):]: value for key, value in props.items() if key.startswith(prefix)})
+    worker.update({key: value for key, value in props.items() if key.startswith("offset.storage") and _scoped_key(key, aliases) == key})
+    return worker
+
+
 def load(path, only_clusters=None, release=releases.DEFAULT_RELEASE):
     with open(path, encoding="utf-8") as handle:
-        props = _read_by(parse(handle.read()), release)
+        try:
+            props = _read_by(load_properties(handle.read()), release)
+        except ValueError as exc:
+            raise SettingsError("%s: %s" % (path, exc)) from None
+    behaviour = Behaviour(release)
     aliases = [alias.strip() for alias in props.get("clusters", "").split(",") if alias.strip()]
     if len(aliases) < 2:
         raise SettingsError("%s: `clusters` must list at least two aliases, got %r" % (path, props.get("clusters")))
+    top = {key: value for key, value in props.items() if _scoped_key(key, aliases) == key}
     clusters = {}
     for alias in aliases:
         prefix = alias + "."
-        # As in MirrorMakerConfig.workerConfig: top-level worker settings, overridden by the `<alias>.`-prefixed ones.
-        client = {key: value for key, value in props.items() if key in WORKER_SETTINGS}
+        client = {key: value for key, value in top.items() if key in CLIENT_KEYS}
         client.update({key[len(prefix):]: value for key, value in props.items() if key.startswith(prefix)})
         if not client.get("bootstrap.servers"):
             raise SettingsError("%s: %sbootstrap.servers is missing" % (path, prefix))
         clusters[alias] = client
-    top = {key: value for key, value in props.items() if "->" not in key and key.split(".", 1)[0] not in clusters}
-    policy_class = top.get("replication.policy.class", DEFAULTS["replication.policy.class"])
-    if policy_class == releases.IDENTITY_POLICY and release < releases.IDENTITY_POLICY_SINCE:
-        raise SettingsError("%s: replication.policy.class: ClassNotFoundException %s (Kafka %s has no such class)"
-                            % (path, policy_class, releases.text(release)))
-    kind = "identity" if policy_class.endswith("IdentityReplicationPolicy") else "default"
-    if kind == "default" and not policy_class.endswith("DefaultReplicationPolicy"):
-        raise SettingsError("%s: replication.policy.class %s is not modeled by the stand-in" % (path, policy_class))
-    policy = ReplicationPolicy(kind, top.get("replication.policy.separator", DEFAULTS["replication.policy.separator"]))
+    policy = _policy(top, behaviour, path)
     flows = []
     for source in aliases:
         for target in aliases:
@@ -145,11 +187,16 @@ def load(path, only_clusters=None, release=releases.DEFAULT_RELEASE):
             prefix = "%s->%s." % (source, target)
             settings = dict(top)
             settings.update({key[len(prefix):]: value for key, value in props.items() if key.startswith(prefix)})
-            flow = Flow(source, target, str(settings.get("enabled", "false")).strip().lower() == "true", settings, policy)
-            if not flow.enabled and not flow.flag("emit.heartbeats.enabled"):
-                continue  # MirrorMakerConfig.clusterPairs(): a herder per pair that replicates or emits heartbeats
-            flow.filter = MirrorFilter(policy, target, flow.get("topics"), _exclude(settings, "topics"),
-                                       flow.get("groups"), _exclude(settings, "groups"))
-            flow.config_exclude = compile_patterns(settings.get("config.properties.exclude", CONFIG_PROPERTIES_EXCLUDE))
-            flows.append(flow)
-    return Settings(clusters, flows)
+            enabled = str(settings.get("enabled", "false")).strip().lower() == "true"
+            if not enabled and str(settings.get("emit.heartbeats.enabled", "true")).strip().lower() != "true":
+                continue
+            flow_policy = policy.for_source(source)
+            topic_filter = IncludeExclude(settings.get("topics", DEFAULTS["topics"]), _exclude(settings, "topics", TOPICS_EXCLUDE_DEFAULT))
+            syncs_on_target = str(settings.get("offset-syncs.topic.location", "source")).strip() == "target"
+            flows.append(Flow(
+                source, target, enabled, settings, _worker(props, target, aliases), behaviour, flow_policy,
+                TopicSelection(flow_policy, target, topic_filter),
+                IncludeExclude(settings.get("groups", DEFAULTS["groups"]), _exclude(settings, "groups", GROUPS_EXCLUDE_DEFAULT)),
+                ConfigPropertyFilter(_exclude(settings, "config.properties", CONFIG_PROPERTIES_EXCLUDE_DEFAULT)),
+                MirrorRecords(source, target, flow_policy, syncs_on_target)))
+    return Settings(clusters, flows, behaviour)

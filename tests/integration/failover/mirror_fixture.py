@@ -1,10 +1,12 @@
 """A stand-in for one MirrorMaker 2 pass, for failover tests when the mirrormaker2 role cannot be used.
 
-It does what MirrorSourceConnector and MirrorCheckpointConnector do, with the real record formats of
-mm2_records: copy every record of a source topic to `<source>.<topic>` on the target (same partition),
-emit offset-syncs to `mm2-offset-syncs.<target>.internal` on the source whenever the previous sync is
-`offset_lag_max` records behind (MirrorSourceTask's rule), and emit one checkpoint per group partition
-to `<source>.checkpoints.internal` on the target, translated with translate_downstream.
+It does what MirrorSourceConnector and MirrorCheckpointConnector do, writing through the sandbox's one
+MirrorMaker 2 record writer (sandbox.mm2.records: real topic names and record formats): copy every record of
+a source topic to `<source>.<topic>` on the target (same partition), emit offset syncs to
+`mm2-offset-syncs.<target>.internal` on the source on the first record and whenever the previous sync is
+`offset_lag_max` records behind on either side (the fixture's own schedule, so that tests know where the syncs
+are), and emit one checkpoint per group partition to `<source>.checkpoints.internal` on the target, translated
+by the stand-in's OffsetSyncStore as MirrorCheckpointTask translates while the copy passes the group's offset.
 
 `duplicate_first` re-copies the first N records of each partition, as after an MM2 task restart
 (at-least-once delivery), so downstream offsets differ from upstream ones as they do in real mirrors.
@@ -15,13 +17,10 @@ import time
 
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 
-from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_records import (
-    Checkpoint,
-    OffsetSync,
-    checkpoints_topic,
-    offset_syncs_topic,
-    translate_downstream,
-)
+from sandbox.mm2 import release
+from sandbox.mm2.behaviour import Behaviour
+from sandbox.mm2.records import MirrorRecords
+from sandbox.mm2.sync_store import OffsetSyncStore
 
 # Quirk (noida-db 0.2.3): it ignores fetch size limits and answers with everything to the end of the
 # partition; raise kafka-python's receive cap so that a whole test topic fits in one reply.
@@ -70,11 +69,12 @@ def mirror_pass(source_bootstrap, target_bootstrap, source_alias, target_alias, 
     `start_offset` leaves out the records before it, as when MirrorMaker started after the topic had data and began at the
     latest offset (consumer auto.offset.reset=latest) or retention had deleted them: no sync covers those offsets.
     """
-    remote = f"{source_alias}.{topic}"
+    mm2 = MirrorRecords(source_alias, target_alias)
+    remote = mm2.remote_topic(topic)
     source_records = {p: [r for r in records if r.offset >= start_offset] for p, records in read_all(source_bootstrap, topic).items()}
     ensure_topic(target_bootstrap, remote, len(source_records))
-    ensure_topic(target_bootstrap, checkpoints_topic(source_alias), 1)
-    ensure_topic(source_bootstrap, offset_syncs_topic(target_alias), 1)
+    ensure_topic(target_bootstrap, mm2.checkpoints_topic, 1)
+    ensure_topic(source_bootstrap, mm2.offset_syncs_topic, 1)
     target_producer = KafkaProducer(**_client_options(target_bootstrap), acks="all", linger_ms=5)
     source_producer = KafkaProducer(**_client_options(source_bootstrap), acks="all")
     syncs = {}
@@ -93,12 +93,11 @@ def mirror_pass(source_bootstrap, target_bootstrap, source_alias, target_alias, 
                 target_producer_count += 1
                 if index < duplicate_first:
                     continue
-                # MirrorSourceTask: sync when none yet, or when the last one is offset.lag.max behind.
                 if last_sync is None or record.offset - last_sync[0] >= offset_lag_max or downstream - last_sync[1] >= offset_lag_max:
                     last_sync = (record.offset, downstream)
                     partition_syncs.append(last_sync)
-                    sync = OffsetSync(topic, partition, record.offset, downstream)
-                    source_producer.send(offset_syncs_topic(target_alias), key=sync.encode_key(), value=sync.encode_value(), partition=0)
+                    sync = mm2.offset_sync(topic, partition, record.offset, downstream)
+                    source_producer.send(sync.topic, key=sync.key, value=sync.value, partition=0)
             syncs[partition] = partition_syncs
         source_producer.flush(15)
         write_checkpoints(source_bootstrap, target_bootstrap, source_alias, topic, groups, syncs)
@@ -108,8 +107,23 @@ def mirror_pass(source_bootstrap, target_bootstrap, source_alias, target_alias, 
     return syncs
 
 
+def translate_while_passing(partition_syncs, upstream_offset):
+    """The downstream offset MirrorCheckpointTask writes for `upstream_offset` right after the copy passed it (its
+    OffsetSyncStore then holds the syncs up to there), or None: the stand-in's store, fed those syncs."""
+    store = OffsetSyncStore(Behaviour(release.DEFAULT_RELEASE))
+    store.finish_initial_read()
+    for upstream, downstream in partition_syncs:
+        if upstream <= upstream_offset:
+            store.add("topic", 0, upstream, downstream)
+    return store.translate("topic", 0, upstream_offset)
+
+
 def write_checkpoints(source_bootstrap, target_bootstrap, source_alias, topic, groups, syncs):
-    """MirrorCheckpointTask: for each group's committed offset on the source, a checkpoint if a sync translates it."""
+    """MirrorCheckpointTask: for each group's committed offset on the source, a checkpoint if a sync translates it.
+
+    `syncs` is {partition: [(upstream, downstream), ...]} as mirror_pass returns. Only the source alias names the
+    checkpoints topic; `topic` is a plain source topic here, so no target alias is needed to name its remote."""
+    mm2 = MirrorRecords(source_alias, None)
     admin = KafkaAdminClient(**_client_options(source_bootstrap))
     producer = KafkaProducer(**_client_options(target_bootstrap), acks="all")
     written = []
@@ -119,11 +133,12 @@ def write_checkpoints(source_bootstrap, target_bootstrap, source_alias, topic, g
             for tp, meta in sorted(offsets.items()):
                 if tp.topic != topic or meta.offset < 0:
                     continue
-                downstream = translate_downstream(syncs.get(tp.partition, []), meta.offset)
+                downstream = translate_while_passing(syncs.get(tp.partition, []), meta.offset)
                 if downstream is None:
                     continue
-                checkpoint = Checkpoint(group, f"{source_alias}.{topic}", tp.partition, meta.offset, downstream, "")
-                producer.send(checkpoints_topic(source_alias), key=checkpoint.encode_key(), value=checkpoint.encode_value(), partition=0)
+                checkpoint = mm2.checkpoint(group, topic, tp.partition, meta.offset, downstream, "")
+                record = mm2.checkpoint_record(checkpoint)
+                producer.send(record.topic, key=record.key, value=record.value, partition=0)
                 written.append(checkpoint)
         producer.flush(15)
     finally:

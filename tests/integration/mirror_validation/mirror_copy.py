@@ -2,12 +2,11 @@
 `primary.<topic>` on the secondary partition by partition, optionally breaking the copy on purpose.
 
 The copy also writes what MM2 would: offset syncs (u -> d) on the source and checkpoints on the
-target, in the byte formats of reference/mm2-records.md, so the anchor and checkpoint checks have
-something real to read.
+target, through the sandbox's one MirrorMaker 2 record writer (sandbox.mm2.records), so the anchor and
+checkpoint checks have something real to read.
 """
 from __future__ import annotations
 
-import struct
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional
@@ -15,9 +14,10 @@ from typing import Callable, Dict, List, Optional
 from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from sandbox.mm2.records import MirrorRecords
+
 SOURCE_ALIAS, TARGET_ALIAS = "primary", "secondary"
-OFFSET_SYNCS = "mm2-offset-syncs.%s.internal" % TARGET_ALIAS
-CHECKPOINTS = "%s.checkpoints.internal" % SOURCE_ALIAS
+MM2_RECORDS = MirrorRecords(SOURCE_ALIAS, TARGET_ALIAS)
 # Quirk (noida-db 0.2.3): fetch replies ignore size limits and carry everything to the log end.
 RECEIVE_MAX_BYTES = 200 * 1024 * 1024
 TIMEOUT_S = 30.0
@@ -43,20 +43,6 @@ class Scenario:
     expire_before: int = 0  # after copying, delete source records below this offset (as retention would)
     bad_syncs: list = field(default_factory=list)  # extra (partition, upstream, downstream) syncs that lie
     checkpoints: list = field(default_factory=list)  # (group, partition, upstream, downstream)
-
-
-def _string(text: str) -> bytes:
-    data = text.encode()
-    return struct.pack(">h", len(data)) + data
-
-
-def offset_sync_record(topic: str, partition: int, upstream: int, downstream: int) -> tuple:
-    return _string(topic) + struct.pack(">i", partition), struct.pack(">qq", upstream, downstream)
-
-
-def checkpoint_record(group: str, target_topic: str, partition: int, upstream: int, downstream: int) -> tuple:
-    return (_string(group) + _string(target_topic) + struct.pack(">i", partition),
-            struct.pack(">hqq", 0, upstream, downstream) + _string(""))
 
 
 def source_records(topic: str, partitions: int, per_partition: int) -> Dict[int, List[Record]]:
@@ -92,12 +78,13 @@ def produce(bootstrap: str, topic: str, records: Dict[int, List[Record]]) -> Non
         raise RuntimeError("producing to %s on %s: %s" % (topic, bootstrap, errors[:3]))
 
 
-def produce_raw(bootstrap: str, topic: str, pairs: list) -> None:
+def produce_mm2_records(bootstrap: str, records: list) -> None:
+    """Write MirrorRecords records (topic, key, value) into MM2's single-partition internal topics."""
     producer = Producer({"bootstrap.servers": bootstrap})
-    for key, value in pairs:
-        producer.produce(topic, key=key, value=value, partition=0)
+    for record in records:
+        producer.produce(record.topic, key=record.key, value=record.value, partition=0)
     if producer.flush(TIMEOUT_S):
-        raise RuntimeError("producing to %s on %s did not finish" % (topic, bootstrap))
+        raise RuntimeError("producing MirrorMaker 2 records on %s did not finish" % bootstrap)
 
 
 def read_back(bootstrap: str, topic: str, partitions: int) -> Dict[int, List[Record]]:
@@ -127,7 +114,7 @@ def read_back(bootstrap: str, topic: str, partitions: int) -> Dict[int, List[Rec
 
 def build(source_bootstrap: str, target_bootstrap: str, topic: str, scenario: Scenario, partitions: int = 3, per_partition: int = 100) -> dict:
     """Create `topic` on the source, mirror it as primary.<topic> per `scenario`; returns the names."""
-    target_topic = "%s.%s" % (SOURCE_ALIAS, topic)
+    target_topic = MM2_RECORDS.remote_topic(topic)
     ensure_topic(source_bootstrap, topic, partitions)
     produce(source_bootstrap, topic, source_records(topic, partitions, per_partition))
     stored = read_back(source_bootstrap, topic, partitions)
@@ -136,10 +123,11 @@ def build(source_bootstrap: str, target_bootstrap: str, topic: str, scenario: Sc
         ensure_topic(target_bootstrap, target_topic, partitions)
         produce(target_bootstrap, target_topic, copied)
         # MM2 emits a sync when it starts a partition; the copy starts every partition at offset 0 -> 0.
-        syncs = [offset_sync_record(topic, p, 0, 0) for p in range(partitions) if stored[p] and copied.get(p)]
-        syncs += [offset_sync_record(topic, p, u, d) for p, u, d in scenario.bad_syncs]
-        produce_raw(source_bootstrap, OFFSET_SYNCS, syncs)
-        produce_raw(target_bootstrap, CHECKPOINTS, [checkpoint_record(g, target_topic, p, u, d) for g, p, u, d in scenario.checkpoints])
+        syncs = [MM2_RECORDS.offset_sync(topic, p, 0, 0) for p in range(partitions) if stored[p] and copied.get(p)]
+        syncs += [MM2_RECORDS.offset_sync(topic, p, u, d) for p, u, d in scenario.bad_syncs]
+        produce_mm2_records(source_bootstrap, syncs)
+        produce_mm2_records(target_bootstrap, [MM2_RECORDS.checkpoint_record(MM2_RECORDS.checkpoint(g, topic, p, u, d))
+                                               for g, p, u, d in scenario.checkpoints])
     if scenario.expire_before:
         delete_records_before(source_bootstrap, topic, partitions, scenario.expire_before)
     return {"source_topic": topic, "target_topic": target_topic}
@@ -152,8 +140,8 @@ def delete_records_before(bootstrap: str, topic: str, partitions: int, offset: i
 
 
 def prepare_internal_topics(source_bootstrap: str, target_bootstrap: str) -> None:
-    ensure_topic(source_bootstrap, OFFSET_SYNCS, 1, {"cleanup.policy": "compact"})
-    ensure_topic(target_bootstrap, CHECKPOINTS, 1, {"cleanup.policy": "compact"})
+    ensure_topic(source_bootstrap, MM2_RECORDS.offset_syncs_topic, 1, {"cleanup.policy": "compact"})
+    ensure_topic(target_bootstrap, MM2_RECORDS.checkpoints_topic, 1, {"cleanup.policy": "compact"})
 
 
 # Ways to break a copy, each the defect one test expects the validator to find.

@@ -29,7 +29,7 @@ def forward(tmp_path: Path, extra: str, kafka_release):
 def test_2_4_1_reads_only_the_blacklist_spelling(tmp_path, kind):
     """DefaultTopicFilter / DefaultGroupFilter at 2.4.1 define only TOPICS_BLACKLIST_CONFIG / GROUPS_BLACKLIST_CONFIG."""
     def replicates(flow, name):
-        return flow.replicates_topic(name) if kind == "topics" else flow.replicates_group(name)
+        return flow.topics.replicates(name) if kind == "topics" else flow.groups.replicates(name)
 
     exclude = "primary->secondary.%s.exclude = tmp.*\n" % kind
     blacklist = "primary->secondary.%s.blacklist = tmp.*\n" % kind
@@ -59,7 +59,7 @@ def test_identity_policy_class_is_missing_before_3_0(tmp_path):
     extra = "replication.policy.class = org.apache.kafka.connect.mirror.IdentityReplicationPolicy\n"
     with pytest.raises(SettingsError, match="ClassNotFoundException"):
         forward(tmp_path, extra, V2_4_1)
-    assert forward(tmp_path, extra, V3_0).policy.remote_topic("primary", "orders") == "orders"
+    assert forward(tmp_path, extra, V3_0).policy.format_remote_topic("primary", "orders") == "orders"
 
 
 def test_release_read_from_the_kafka_home_around_the_stand_in(tmp_path):
