@@ -354,8 +354,9 @@ def _mm2_config(builder):
         if policy == "identity":
             builder.need("identity_policy", "replication_policy 'identity'")
         props["replication.policy.class"] = POLICY_CLASSES[policy]
-        if policy == "default":
-            props["replication.policy.separator"] = model["replication_policy_separator"]
+        # IdentityReplicationPolicy extends DefaultReplicationPolicy and reads the separator too: it names the remote
+        # heartbeats topics and, from 3.1 (KIP-690), the internal topics, which the role's health check reads.
+        props["replication.policy.separator"] = model["replication_policy_separator"]
     props["tasks.max"] = int(model["tasks_max"])
     props["offset.lag.max"] = int(model["offset_lag_max"])
     if model["offset_syncs_topic_location"] not in ("source", "target"):

@@ -257,3 +257,17 @@ def test_unknown_model_keys_are_errors_not_ignored():
 
 def test_replication_factor_must_be_auto_or_a_number():
     assert "must be 'auto' or a number, got 'three'" in errors_of(replication_factor="three")
+
+
+def test_identity_policy_renders_the_separator_it_reads():
+    """IdentityReplicationPolicy.configure calls DefaultReplicationPolicy.configure (replication.policy.separator)."""
+    p = props(replication_policy="identity", replication_policy_separator="_")
+    assert p["replication.policy.class"].endswith("IdentityReplicationPolicy") and p["replication.policy.separator"] == "_"
+
+
+def test_policy_classes_are_the_vocabularys_policies():
+    from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import POLICIES
+    from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_config import POLICY_CLASSES
+
+    assert sorted(POLICY_CLASSES) == sorted(POLICIES)
+
