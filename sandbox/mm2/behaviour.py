@@ -3,8 +3,8 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """How MirrorMaker 2 of one Kafka release behaves where releases differ: the stand-in's version modes.
 
-Each property names the Apache Kafka class whose source, compared tag by tag (2.4.1, 2.6.0, 2.7.0, 2.8.0,
-3.0.0, 3.1.0, 3.2.0, 3.3.0, 3.4.0, 3.4.1, 3.5.0, 3.6.0, 3.7.0, 3.7.1, 3.9), sets the boundary. Independent
+Each property names the Apache Kafka class whose source, compared at every release tag from 2.4.0 to 3.8.0 and
+3.9.0's release candidate, sets the boundary (patch releases included: some fixes were backported). Independent
 of the collection's version table, which is what the stand-in checks.
 """
 from __future__ import annotations
@@ -22,8 +22,8 @@ HISTORY = "history"  # 3.4.1+: up to 64 syncs per partition, cleared on an upstr
 
 # MirrorSourceConnector: a new remote topic's configs at creation.
 CREATE_WITHOUT_CONFIGS = "none"  # < 2.8.0: NewTopic without configs; only the periodic sync sets them
-CREATE_WITH_ALL_CONFIGS = "all"  # 2.8.0 - 3.1.x: configToMap(describeConfigs): every source config, defaults included
-CREATE_WITH_FILTERED_CONFIGS = "filtered"  # 3.2.0+: configToMap(targetConfig(...)): non-default, not excluded
+CREATE_WITH_ALL_CONFIGS = "all"  # 2.8.0 - 3.1.0: configToMap(describeConfigs): every source config, defaults included
+CREATE_WITH_FILTERED_CONFIGS = "filtered"  # 3.1.1+: configToMap(targetConfig(...)): non-default, not excluded
 
 # MirrorSourceConnector.syncTopicConfigs:
 REPLACE_ALL_CONFIGS = "replace"  # < 3.5.0: deprecated AlterConfigs: the remote topic keeps only the synced set
@@ -85,7 +85,7 @@ class Behaviour:
 
     @property
     def new_topic_configs(self):
-        if self.since(3, 2, 0):
+        if self.since(3, 1, 1):
             return CREATE_WITH_FILTERED_CONFIGS
         return CREATE_WITH_ALL_CONFIGS if self.since(2, 8, 0) else CREATE_WITHOUT_CONFIGS
 

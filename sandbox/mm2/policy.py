@@ -17,7 +17,7 @@ class ReplicationPolicy:
     """DefaultReplicationPolicy (identity=False) or IdentityReplicationPolicy (identity=True).
 
     `internal_separator` is the separator inside MM2's own topic names: '.' before 3.1; the policy's separator
-    from 3.1 on (KIP-690, DefaultReplicationPolicy.internalSeparator()), unless 3.6+'s
+    from 3.1 on (KIP-690, DefaultReplicationPolicy.internalSeparator()), unless 3.5.2+'s
     replication.policy.internal.topic.separator.enabled=false puts '.' back (KIP-949). `source_alias` is
     IdentityReplicationPolicy's source.cluster.alias, which a connector passes with its own source alias.
     """

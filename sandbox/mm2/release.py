@@ -38,7 +38,7 @@ FIRST_READ = {
     "emit.offset-syncs.enabled": (3, 9, 0),  # MirrorConnectorConfig.EMIT_OFFSET_SYNCS_ENABLED
     "exactly.once.source.support": (3, 5, 0),  # DistributedConfig.EXACTLY_ONCE_SOURCE_SUPPORT_CONFIG for MM2 (KIP-618)
     "use.incremental.alter.configs": (3, 5, 0),  # MirrorSourceConfig.USE_INCREMENTAL_ALTER_CONFIGS (KIP-894)
-    "replication.policy.internal.topic.separator.enabled": (3, 6, 0),  # MirrorClientConfig.INTERNAL_TOPIC_SEPARATOR_ENABLED (KIP-949)
+    "replication.policy.internal.topic.separator.enabled": (3, 5, 2),  # MirrorClientConfig.INTERNAL_TOPIC_SEPARATOR_ENABLED (KIP-949)
 }
 # Key -> first release that no longer reads it: 4.0 dropped the deprecated *.blacklist names.
 LAST_READ_BEFORE = {"topics.blacklist": (4, 0, 0), "groups.blacklist": (4, 0, 0), "config.properties.blacklist": (4, 0, 0)}

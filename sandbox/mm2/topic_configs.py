@@ -4,9 +4,9 @@
 """Remote topic configs as MirrorSourceConnector sets them: at creation, and every sync.topic.configs.interval.seconds.
 
 Written from MirrorSourceConnector (createTopicPartitions / createNewTopics, targetConfig, syncTopicConfigs,
-updateTopicConfigs / incrementalAlterConfigs) at 2.4.1, 2.8.0, 3.2.0, 3.5.0 and 3.9:
+updateTopicConfigs / incrementalAlterConfigs) at 2.4.1, 2.8.0, 3.1.0, 3.1.1, 3.5.0 and 3.9:
 - creation: no configs before 2.8; 2.8 - 3.1 every config the source describes (defaults included, the
-  exclude list not applied); 3.2+ the non-default, non-read-only, non-sensitive, non-static-broker configs
+  exclude list not applied); 3.1.1+ the non-default, non-read-only, non-sensitive, non-static-broker configs
   that config.properties.exclude lets through. Creation ignores sync.topic.configs.enabled.
 - periodic sync (sync.topic.configs.enabled, first run at start): before 3.5 the deprecated AlterConfigs,
   so the remote topic ends up with exactly the synced set (its other overrides are dropped); 3.5+
@@ -34,6 +34,9 @@ def _copyable(entry):
 class TopicConfigSync:
     def __init__(self, flow, source, target):
         self.flow, self.source, self.target = flow, source, target
+        # use.incremental.alter.configs (3.5+): requested (default) or required use IncrementalAlterConfigs, never does not.
+        self.incremental = (flow.behaviour.config_sync == INCREMENTAL_CONFIGS
+                            and str(flow.get("use.incremental.alter.configs") or "requested").strip() != "never")
 
     def _describe(self, clients, topics):
         if not topics:
@@ -64,12 +67,12 @@ class TopicConfigSync:
         remote_names = {topic: self.flow.records.remote_topic(topic) for topic in described}
         # The deprecated AlterConfigs replaces the whole set; sent here as IncrementalAlterConfigs SET + DELETE of every other
         # override, because kafka-python 3's AlterConfigs path re-adds the omitted keys and tansu has no AlterConfigs.
-        current = self._describe(self.target, sorted(remote_names.values())) if self.flow.behaviour.config_sync != INCREMENTAL_CONFIGS else {}
+        current = {} if self.incremental else self._describe(self.target, sorted(remote_names.values()))
         resources = []
         for topic, entries in sorted(described.items()):
             remote = remote_names[topic]
             wanted = self._set_on_source(entries)
-            if self.flow.behaviour.config_sync == INCREMENTAL_CONFIGS:
+            if self.incremental:
                 ops = {key: ("SET", value) for key, value in wanted.items()}
                 # use.defaults.from=target (DefaultConfigPropertyFilter.shouldReplicateSourceDefault false): source defaults are deleted.
                 ops.update({key: ("DELETE", None) for key, entry in entries.items()

@@ -123,11 +123,11 @@ def test_internal_topic_names_follow_the_separator_from_3_1(tmp_path, release, s
     assert flow.records.remote_topic("orders") == "primary%sorders" % separator
 
 
-def test_internal_separator_can_be_turned_off_from_3_6(tmp_path):
+def test_internal_separator_can_be_turned_off_from_3_5_2(tmp_path):
     """KIP-949: replication.policy.internal.topic.separator.enabled=false puts '.' back in the internal names."""
     extra = "replication.policy.separator = _\nreplication.policy.internal.topic.separator.enabled = false\n"
     assert forward(tmp_path, extra).records.checkpoints_topic == "primary.checkpoints.internal"
-    assert forward(tmp_path, extra, (3, 5, 0)).records.checkpoints_topic == "primary_checkpoints_internal"  # key unknown there
+    assert forward(tmp_path, extra, (3, 5, 1)).records.checkpoints_topic == "primary_checkpoints_internal"  # key unknown there
 
 
 def test_offset_syncs_on_the_target_are_named_after_the_source(tmp_path):

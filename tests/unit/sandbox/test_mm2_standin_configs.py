@@ -48,9 +48,9 @@ class FakeCluster:
         return self._admin
 
 
-def configs(tmp_path: Path, release):
+def configs(tmp_path: Path, release, extra=""):
     path = tmp_path / "mm2.properties"
-    path.write_text(PROPERTIES)
+    path.write_text(PROPERTIES + extra)
     flow = next(f for f in load(str(path), None, release).flows if f.enabled)
     source, target = FakeCluster({"orders": SOURCE_ORDERS}), FakeCluster({"primary.orders": REMOTE_ORDERS})
     return TopicConfigSync(flow, source, target), target.admin()
@@ -58,21 +58,22 @@ def configs(tmp_path: Path, release):
 
 def test_configs_at_creation_by_release(tmp_path):
     """createTopicPartitions (< 2.8): NewTopic without configs; createNewTopics 2.8 - 3.1: configToMap of the whole
-    description; 3.2+: configToMap(targetConfig(...)), i.e. non-default and not in config.properties.exclude
+    description; 3.1.1+: configToMap(targetConfig(...)), i.e. non-default and not in config.properties.exclude
     (min.insync.replicas is in DefaultConfigPropertyFilter's default exclude list)."""
     assert configs(tmp_path, (2, 7, 0))[0].for_new_topic("orders") == {}
     assert configs(tmp_path, (3, 1, 0))[0].for_new_topic("orders") == {"retention.ms": "3600000", "min.insync.replicas": "2",
                                                                        "cleanup.policy": "delete"}
-    assert configs(tmp_path, (3, 2, 0))[0].for_new_topic("orders") == {"retention.ms": "3600000"}
+    assert configs(tmp_path, (3, 1, 1))[0].for_new_topic("orders") == {"retention.ms": "3600000"}
 
 
 def test_periodic_sync_replaces_the_remote_set_before_3_5(tmp_path):
-    """updateTopicConfigs (< 3.5, deprecated AlterConfigs): the remote keeps only the synced set, so its own overrides go,
-    min.insync.replicas included although it is never copied."""
-    sync, target = configs(tmp_path, (3, 4, 1))
-    sync.sync({"orders"})
-    assert target.altered == [("primary.orders", {"retention.ms": ("SET", "3600000"), "max.message.bytes": ("DELETE", None),
-                                                  "min.insync.replicas": ("DELETE", None)})]
+    """updateTopicConfigs (< 3.5, deprecated AlterConfigs; 3.5+ with use.incremental.alter.configs=never): the remote keeps
+    only the synced set, so its own overrides go, min.insync.replicas included although it is never copied."""
+    for release, extra in (((3, 4, 1), ""), ((3, 9, 0), "use.incremental.alter.configs = never\n")):
+        sync, target = configs(tmp_path, release, extra)
+        sync.sync({"orders"})
+        assert target.altered == [("primary.orders", {"retention.ms": ("SET", "3600000"), "max.message.bytes": ("DELETE", None),
+                                                      "min.insync.replicas": ("DELETE", None)})], release
 
 
 def test_periodic_sync_is_incremental_from_3_5(tmp_path):
