@@ -1,42 +1,37 @@
 # -*- coding: utf-8 -*-
 # Copyright: kafkaops.mirror contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Consumer-group offset translation for a MirrorMaker 2 flow: plan (pure), read (Kafka), apply, verify.
+"""Kafka I/O and orchestration of kafka_mirror_offsets: read MirrorMaker 2's internal topics and both clusters' groups,
+plan (mm2_offsets_plan), preview with the records (mm2_failover_preview), commit.
 
-Used by the kafka_mirror_offsets module and, through it, the failover role.
-
-The plan has one row per (group, target topic, partition):
-- translate(): from the group's committed offset on the source, the latest checkpoint of the group on the
-  target, and (optionally) the offset-syncs of the flow. Rules (reference: MirrorMaker 2
-  OffsetSyncStore.translateDownstream and MirrorCheckpointTask):
-  * offset-syncs known and one at or before the source offset g: the translate_downstream rule (g == u -> d, g > u -> d + 1);
-  * otherwise a checkpoint with upstream offset == g gives its downstream offset;
-  * a checkpoint behind g (written before the group moved on) still gives its downstream offset: the
-    consumer re-reads at most the records between them, never skips;
-  * a checkpoint ahead of g (the source group was rewound after it) would skip records: no translation;
-  * nothing at or before g: no translation. Nothing is ever guessed.
-- decide(): what to do on the target: commit, up_to_date, refused_active, would_rewind, target_behind, no_translation.
-
-Commits use OffsetCommit through the admin client (AlterConsumerGroupOffsets semantics): only groups
-without members are touched, and the broker itself refuses a commit to a group that has members.
+Commits use OffsetCommit through the admin client (AlterConsumerGroupOffsets semantics): only groups without members
+are touched, and the broker itself refuses a commit to a group that has members.
 """
 from __future__ import annotations
 
-import hashlib
-import re
 import time
-from collections import namedtuple
 
-from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_filters import DEFAULT_GROUPS_EXCLUDE
-from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_records import (
-    Checkpoint,
-    MirrorRecordError,
-    OffsetSync,
-    ReplicationPolicy,
-    checkpoints_topic,
-    offset_syncs_topic,
-    translate_downstream,
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.internal_records import decode_records
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import FlowNames
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.patterns import DEFAULT_GROUPS_EXCLUDE, compile_patterns, matches_any
+from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_client import KafkaConnection, KafkaError
+from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_failover_preview import COUNTED, SKIP, fingerprint, preview
+from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_offset_translation import parse_version
+from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_offsets_plan import (
+    COMMIT,
+    NO_TRANSLATION,
+    REFUSED_ACTIVE,
+    WOULD_SKIP,
+    OffsetsError,
+    commits_by_group,
+    decide_row,
+    diff_of,
+    latest_checkpoints,
+    plan_offsets,
+    summarize,
+    syncs_by_partition,
 )
+from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_records import Checkpoint, OffsetSync
 
 try:
     from kafka.admin import OffsetSpec
@@ -45,219 +40,10 @@ except ImportError:
     # kafka_client.ensure_kafka_python() reports the missing library before any of this is used.
     OffsetSpec = OffsetAndMetadata = TopicPartition = None
 
-# Actions of a plan row. Only "commit" changes anything.
-COMMIT = "commit"
-UP_TO_DATE = "up_to_date"
-REFUSED_ACTIVE = "refused_active"
-WOULD_REWIND = "would_rewind"
-TARGET_BEHIND = "target_behind"
-NO_TRANSLATION = "no_translation"
-ACTIONS = (COMMIT, UP_TO_DATE, REFUSED_ACTIVE, WOULD_REWIND, TARGET_BEHIND, NO_TRANSLATION)
-
-# Group states in which the group has (or is getting) members (DescribeGroups).
+# Group states in which the group has (or is getting) members (DescribeGroups, ListGroups v4+).
 _ACTIVE_STATES = ("Stable", "PreparingRebalance", "CompletingRebalance", "AwaitingSync")
-
-Translation = namedtuple("Translation", "offset basis reason")
-
-
-class OffsetsError(Exception):
-    """Reading or committing offsets failed; the message says what, where and what to do."""
-
-
-def translate(source_offset, checkpoint, syncs):
-    """Translation(offset, basis, reason) of one group partition; offset None when there is no safe translation.
-
-    source_offset: the group's committed offset on the source (None when unknown: then the checkpoint is used as is).
-    checkpoint: the latest Checkpoint for the group partition (or None).
-    syncs: list of OffsetSync / (upstream, downstream) for the source partition, or None when offset-syncs were not read.
-    """
-    if source_offset is None:
-        if checkpoint is None:
-            return Translation(None, None, "no checkpoint for this group partition and the source group offset is unknown")
-        return Translation(checkpoint.downstream_offset, "checkpoint",
-                           f"checkpoint: source offset {checkpoint.upstream_offset} -> target offset {checkpoint.downstream_offset}")
-    if syncs:
-        translated = translate_downstream(syncs, source_offset)
-        if translated is not None:
-            return Translation(translated, "offset_sync", f"offset-sync at or before source offset {source_offset}")
-    if checkpoint is not None:
-        upstream = checkpoint.upstream_offset
-        if upstream == source_offset:
-            return Translation(checkpoint.downstream_offset, "checkpoint",
-                               f"checkpoint for source offset {source_offset} -> target offset {checkpoint.downstream_offset}")
-        if upstream < source_offset:
-            return Translation(checkpoint.downstream_offset, "checkpoint_behind",
-                               f"latest checkpoint is for source offset {upstream}, the group is now at {source_offset}: "
-                               f"up to {source_offset - upstream} more records are re-read (wait one emit.checkpoints.interval.seconds for less)")
-        return Translation(None, None,
-                           f"the latest checkpoint is for source offset {upstream}, after the group's offset {source_offset} "
-                           f"(the group was rewound on the source): using it would skip records; read offset-syncs or wait for a new checkpoint")
-    if syncs is None:
-        return Translation(None, None, f"no checkpoint for this group partition (source offset {source_offset}); "
-                                       f"MirrorMaker emits one only after the group commits and a checkpoint interval passes")
-    return Translation(None, None, f"no checkpoint and no offset-sync at or before source offset {source_offset}")
-
-
-def decide(translated, target_committed, target_end, active, allow_rewind):
-    """(action, reason) for one row; see ACTIONS. Order: no translation, target behind, up to date, rewind, active, commit."""
-    if translated is None:
-        return NO_TRANSLATION, "no translation: nothing is committed for this partition"
-    if target_end is None:
-        return NO_TRANSLATION, "the topic partition does not exist on the target"
-    if translated > target_end:
-        return TARGET_BEHIND, (f"translated offset {translated} is past the target end offset {target_end}: "
-                               f"the mirror has not copied those records yet (wait for lag 0)")
-    if target_committed is not None and target_committed == translated:
-        return UP_TO_DATE, "the target group is already at the translated offset"
-    if target_committed is not None and target_committed > translated and not allow_rewind:
-        return WOULD_REWIND, (f"the target group is at {target_committed}, ahead of the translated {translated}; "
-                              f"moving it back re-delivers records: set allow_rewind to do it")
-    if active:
-        return REFUSED_ACTIVE, "the group has active members on the target: stop its consumers first"
-    return COMMIT, f"commit {translated}" + (f" (was {target_committed})" if target_committed is not None else " (no committed offset yet)")
-
-
-def plan_offsets(rows_in, allow_rewind=False):
-    """rows_in: dicts with group, topic, source_topic, partition, source_offset, checkpoint, syncs, target_committed,
-    target_end, active. Returns plan rows (plain dicts, sorted)."""
-    rows = []
-    for item in rows_in:
-        translation = translate(item.get("source_offset"), item.get("checkpoint"), item.get("syncs"))
-        action, why = decide(translation.offset, item.get("target_committed"), item.get("target_end"), item.get("active", False), allow_rewind)
-        checkpoint = item.get("checkpoint")
-        rows.append(dict(
-            group=item["group"],
-            topic=item["topic"],
-            source_topic=item.get("source_topic"),
-            partition=item["partition"],
-            source_offset=item.get("source_offset"),
-            checkpoint_upstream_offset=checkpoint.upstream_offset if checkpoint else None,
-            checkpoint_downstream_offset=checkpoint.downstream_offset if checkpoint else None,
-            translated_offset=translation.offset,
-            basis=translation.basis,
-            target_committed_offset=item.get("target_committed"),
-            target_end_offset=item.get("target_end"),
-            active=bool(item.get("active")),
-            action=action,
-            reason=translation.reason if action == NO_TRANSLATION and translation.offset is None else why,
-            translation=translation.reason,
-        ))
-    rows.sort(key=lambda row: (row["group"], row["topic"], row["partition"]))
-    return rows
-
-
-def summarize(rows):
-    """Per group: active, partitions by action, and one overall status."""
-    groups = {}
-    for row in rows:
-        entry = groups.setdefault(row["group"], dict(group=row["group"], active=row["active"], partitions=0, actions={}))
-        entry["partitions"] += 1
-        entry["actions"][row["action"]] = entry["actions"].get(row["action"], 0) + 1
-        entry["active"] = entry["active"] or row["active"]
-    for entry in groups.values():
-        actions = entry["actions"]
-        if actions.get(REFUSED_ACTIVE):
-            entry["status"] = REFUSED_ACTIVE
-        elif actions.get(COMMIT):
-            entry["status"] = COMMIT
-        elif set(actions) == {UP_TO_DATE}:
-            entry["status"] = UP_TO_DATE
-        else:
-            entry["status"] = "incomplete"
-    return [groups[name] for name in sorted(groups)]
-
-
-def commits_by_group(rows):
-    """{group: {(topic, partition): offset}} for the rows to commit."""
-    commits = {}
-    for row in rows:
-        if row["action"] == COMMIT:
-            commits.setdefault(row["group"], {})[(row["topic"], row["partition"])] = row["translated_offset"]
-    return commits
-
-
-def diff_of(rows):
-    """Ansible diff: each group's committed target offsets before and after the commits."""
-    before, after = {}, {}
-    for row in rows:
-        if row["action"] != COMMIT:
-            continue
-        key = f"{row['topic']}:{row['partition']}"
-        before.setdefault(row["group"], {})[key] = row["target_committed_offset"]
-        after.setdefault(row["group"], {})[key] = row["translated_offset"]
-    return dict(before=before, after=after)
-
-
-def latest_checkpoints(records, group_patterns, exclude=()):
-    """{(group, topic, partition): Checkpoint}, last record wins (the topic is compacted by that key)."""
-    latest = {}
-    for checkpoint in records:
-        if matches(checkpoint.group, group_patterns) and not matches(checkpoint.group, exclude):
-            latest[(checkpoint.group, checkpoint.topic, checkpoint.partition)] = checkpoint
-    return latest
-
-
-def syncs_by_partition(records):
-    """{(source topic, partition): [(upstream, downstream), ...]} from offset-sync records, in topic order."""
-    syncs = {}
-    for sync in records:
-        syncs.setdefault((sync.topic, sync.partition), []).append((sync.upstream_offset, sync.downstream_offset))
-    return syncs
-
-
-def compile_patterns(patterns):
-    compiled = []
-    for pattern in patterns:
-        try:
-            compiled.append(re.compile(pattern))
-        except re.error as exc:
-            raise OffsetsError(f"groups pattern {pattern!r} is not a valid regular expression: {exc}") from None
-    return compiled
-
-
-def matches(name, patterns):
-    return any(pattern.fullmatch(name) for pattern in patterns)
-
-
-def fingerprint(key, value, headers=None):
-    """A digest of what MirrorMaker copies unchanged: key, value and headers (offsets and timestamps may differ)."""
-    digest = hashlib.sha256()
-    for part in (key, value):
-        digest.update(b"\x00" if part is None else b"\x01" + len(part).to_bytes(4, "big") + bytes(part))
-    for name, data in headers or []:
-        digest.update(name.encode("utf-8") + b"\x00" + (data or b""))
-    return digest.hexdigest()[:32]
-
-
-def verify_position(target_record, source_records, source_offset, target_offset, target_end, target_previous=None):
-    """Where the target position lands relative to the record after the last one consumed on the source.
-
-    target_record: fingerprint of the record at target_offset (None when target_offset == target_end).
-    source_records: {source offset: fingerprint} around source_offset.
-    Returns dict(status, re_read, lost, detail); status exact | re_read | lost | at_end | unverified.
-    """
-    if target_record is None:
-        if source_offset in source_records:
-            return dict(status="unverified", re_read=None, lost=None,
-                        detail=f"the target ends at {target_end} but the source has records from {source_offset}: the mirror lags")
-        if target_previous is not None and source_records.get(source_offset - 1) == target_previous:
-            return dict(status="at_end", re_read=0, lost=0, detail="both sides are at their end and their last records match")
-        return dict(status="unverified", re_read=None, lost=None, detail="no record at the target position to compare")
-    found = sorted((offset for offset, digest in source_records.items() if digest == target_record), key=lambda off: abs(off - source_offset))
-    if not found:
-        return dict(status="unverified", re_read=None, lost=None,
-                    detail=f"the target record at {target_offset} matches no source record near offset {source_offset}")
-    match = found[0]
-    if match == source_offset:
-        return dict(status="exact", re_read=0, lost=0, detail=f"target offset {target_offset} holds source record {source_offset}")
-    if match < source_offset:
-        return dict(status="re_read", re_read=source_offset - match, lost=0,
-                    detail=f"target offset {target_offset} holds source record {match}: {source_offset - match} records re-read")
-    return dict(status="lost", re_read=0, lost=match - source_offset,
-                detail=f"target offset {target_offset} holds source record {match}: records {source_offset}..{match - 1} would be skipped")
-
-
-# ----------------------------------------------------------------------------------------------- Kafka I/O
+# Actions whose rows have a position on the target worth previewing.
+_PREVIEWED = (COMMIT, "up_to_date", REFUSED_ACTIVE, "would_rewind")
 
 
 def read_partitions(consumer, partitions, timeout_s, what, start=None, stop=None):
@@ -302,37 +88,18 @@ def topic_partitions(admin, topic):
     return []
 
 
-def read_checkpoints(connection, source_alias, timeout_s):
-    """(found, [Checkpoint], [undecodable message]) from `<source>.checkpoints.internal` on the target."""
-    topic = checkpoints_topic(source_alias)
+def read_internal_topic(connection, topic, record_class, timeout_s):
+    """(found, [decoded record], [undecodable message]) of one MirrorMaker internal topic (_mm2.internal_records' rule)."""
     admin = connection.admin()
     if topic not in admin.list_topics():
         return False, [], []
-    return (True,) + _decode_topic(connection, admin, topic, Checkpoint, timeout_s)
-
-
-def read_offset_syncs(connection, target_alias, timeout_s):
-    """(found, [OffsetSync], [undecodable message]) from `mm2-offset-syncs.<target>.internal`."""
-    topic = offset_syncs_topic(target_alias)
-    admin = connection.admin()
-    if topic not in admin.list_topics():
-        return False, [], []
-    return (True,) + _decode_topic(connection, admin, topic, OffsetSync, timeout_s)
-
-
-def _decode_topic(connection, admin, topic, record_class, timeout_s):
-    consumer = connection.consumer()
-    partitions = topic_partitions(admin, topic)
     decoded, bad = [], []
-    for tp, records in sorted(read_partitions(consumer, partitions, timeout_s, f"topic {topic}").items()):
-        for record in records:
-            if record.value is None:
-                continue  # tombstone
-            try:
-                decoded.append(record_class.decode(record.key, record.value))
-            except MirrorRecordError as exc:
-                bad.append(f"{topic}[{tp.partition}]@{record.offset}: {exc}")
-    return decoded, bad
+    read = read_partitions(connection.consumer(), topic_partitions(admin, topic), timeout_s, f"topic {topic}")
+    for _tp, records in sorted(read.items()):
+        records_decoded, problems = decode_records(records, record_class, topic)
+        decoded += records_decoded
+        bad += problems
+    return True, decoded, bad
 
 
 def group_offsets(admin, groups):
@@ -344,11 +111,31 @@ def group_offsets(admin, groups):
     return result
 
 
-def group_activity(admin, groups):
-    """{group: (active, state, member count)} from DescribeGroups."""
+def listed_groups(admin):
+    """{group id: ListGroups entry (dict with protocol_type and, from v4, group_state)}."""
+    entries = {}
+    for group in admin.list_groups():
+        if isinstance(group, dict):
+            entries[group["group_id"]] = group
+        else:
+            entries[group[0]] = dict(group_id=group[0], protocol_type=group[1] if len(group) > 1 else None)
+    return entries
+
+
+def group_activity(admin, groups, warnings):
+    """{group: (active, state, member count)}. When DescribeGroups fails (an error, or a reply kafka-python cannot
+    decode: ValueError), the states come from ListGroups and the member counts are None; the broker still refuses a
+    commit to a group with members."""
     if not groups:
         return {}
-    described = admin.describe_groups(list(groups))
+    try:
+        described = admin.describe_groups(list(groups))
+    except (KafkaError, ValueError) as exc:
+        warnings.append(f"DescribeGroups failed on the target ({exc.__class__.__name__}: {exc}): group states come from "
+                        f"ListGroups, member counts are unknown")
+        listed = listed_groups(admin)
+        return {group: ((listed.get(group) or {}).get("group_state") in _ACTIVE_STATES,
+                        (listed.get(group) or {}).get("group_state") or "unknown", None) for group in groups}
     activity = {}
     for group in groups:
         info = described.get(group) or {}
@@ -356,11 +143,6 @@ def group_activity(admin, groups):
         state = info.get("group_state") or info.get("state") or "Dead"
         activity[group] = (members > 0 or state in _ACTIVE_STATES, state, members)
     return activity
-
-
-def list_group_ids(admin, patterns, exclude=()):
-    names = [group["group_id"] if isinstance(group, dict) else group[0] for group in admin.list_groups()]
-    return sorted(name for name in names if matches(name, patterns) and not matches(name, exclude))
 
 
 def end_offsets(admin, partitions):
@@ -385,44 +167,44 @@ def commit(admin, group, offsets, metadata):
 def collect(target, source, params):
     """Read everything the plan needs. target/source are KafkaConnection (source may be None).
 
-    Returns (rows_in, facts) where facts has checkpoints_topic, checkpoints_found, offset_syncs_topic,
-    offset_syncs_found, undecodable, groups (activity).
+    Returns (rows_in, facts) where facts has checkpoints_found, offset_syncs_found, undecodable, warnings, syncs and
+    groups (activity on the target).
     """
     timeout_s = params["read_timeout"]
-    patterns = compile_patterns(params["groups"])
-    exclude = compile_patterns(DEFAULT_GROUPS_EXCLUDE if params.get("groups_exclude") is None else params["groups_exclude"])
-    policy = ReplicationPolicy(params["replication_policy"], params["replication_policy_separator"])
-    source_alias = params["source_alias"]
-    facts = dict(checkpoints_topic=checkpoints_topic(source_alias), offset_syncs_topic=None, offset_syncs_found=None, undecodable=[])
+    patterns = compile_patterns(params["groups"], "groups")
+    exclude = compile_patterns(DEFAULT_GROUPS_EXCLUDE if params.get("groups_exclude") is None else params["groups_exclude"], "groups_exclude")
+    names = FlowNames(params["source_alias"], params.get("target_alias"), params["replication_policy"], params["replication_policy_separator"],
+                      params["offset_syncs_topic_location"], parse_version(params.get("mirrormaker_version")))
+    policy = names.policy
+    facts = dict(offset_syncs_found=None, undecodable=[], warnings=[], syncs=None)
 
-    found, records, bad = read_checkpoints(target, source_alias, timeout_s)
+    found, records, bad = read_internal_topic(target, names.checkpoints_topic, Checkpoint, timeout_s)
     facts["checkpoints_found"] = found
     facts["undecodable"] += bad
     checkpoints = latest_checkpoints(records, patterns, exclude)
 
-    syncs = None
     if params["offset_syncs"]:
-        if not params.get("target_alias"):
-            raise OffsetsError("offset_syncs is true but target_alias is not set: the offset-syncs topic is mm2-offset-syncs.<target_alias>.internal")
-        location = target if params["offset_syncs_location"] == "target" else source
-        facts["offset_syncs_topic"] = offset_syncs_topic(params["target_alias"])
-        found_syncs, sync_records, bad = read_offset_syncs(location, params["target_alias"], timeout_s)
+        location = target if params["offset_syncs_topic_location"] == "target" else source
+        found_syncs, sync_records, bad = read_internal_topic(location, names.offset_syncs_topic, OffsetSync, timeout_s)
         facts["offset_syncs_found"] = found_syncs
         facts["undecodable"] += bad
-        syncs = syncs_by_partition(sync_records)
+        facts["syncs"] = syncs_by_partition(sync_records)
 
     # Rows: every checkpointed group partition, plus every source group partition when the source is known.
     keys = {}
     for (group, topic, partition), checkpoint in checkpoints.items():
         keys[(group, topic, partition)] = dict(checkpoint=checkpoint, source_topic=policy.upstream_topic(topic))
+    simple = set()
     if source is not None:
         source_admin = source.admin()
-        source_groups = list_group_ids(source_admin, patterns, exclude)
+        listed = listed_groups(source_admin)
+        source_groups = sorted(name for name in listed if matches_any(name, patterns) and not matches_any(name, exclude))
+        simple = {name for name in source_groups if not listed[name].get("protocol_type")}
         for group, offsets in group_offsets(source_admin, source_groups).items():
             for (topic, partition), offset in offsets.items():
-                if ReplicationPolicy.is_internal(topic):
+                if policy.is_internal_topic(topic):
                     continue
-                remote = policy.remote_topic(source_alias, topic)
+                remote = names.remote_topic(topic)
                 entry = keys.setdefault((group, remote, partition), dict(checkpoint=None, source_topic=topic))
                 entry["source_offset"] = offset
 
@@ -432,7 +214,7 @@ def collect(target, source, params):
     target_partitions = sorted({(topic, partition) for _group, topic, partition in keys if topic in existing})
     ends = end_offsets(target_admin, target_partitions)
     committed = group_offsets(target_admin, groups)
-    activity = group_activity(target_admin, groups)
+    activity = group_activity(target_admin, groups, facts["warnings"])
     facts["groups"] = {group: dict(active=active, state=state, members=members) for group, (active, state, members) in activity.items()}
 
     rows_in = []
@@ -442,7 +224,8 @@ def collect(target, source, params):
             group=group, topic=topic, source_topic=source_topic, partition=partition,
             source_offset=entry.get("source_offset"),
             checkpoint=entry["checkpoint"],
-            syncs=None if syncs is None else syncs.get((source_topic, partition), []),
+            syncs=None if facts["syncs"] is None else facts["syncs"].get((source_topic, partition), []),
+            simple_group=group in simple,
             target_committed=committed.get(group, {}).get((topic, partition)),
             target_end=ends.get((topic, partition)),
             active=activity.get(group, (False,))[0],
@@ -450,77 +233,64 @@ def collect(target, source, params):
     return rows_in, facts
 
 
-def verify(target, source, rows, window):
-    """Add `verification` to rows that have a source offset and a target position (after commit or already there)."""
+def _fingerprints(consumer, tp, start, stop, timeout_s, what):
+    records = read_partitions(consumer, [tp], timeout_s, what, start={tp: max(0, start)}, stop={tp: stop})[tp]
+    return [(record.offset, fingerprint(record.key, record.value, record.headers)) for record in records]
+
+
+def preview_rows(target, source, rows, window, syncs, timeout_s, allow_rewind):
+    """Add `preview` (status, re_read, skipped, complete, detail) to every row with a source offset and a position on the
+    target, from the records around it; a row that would skip records becomes would_skip."""
     target_consumer = target.consumer()
     source_consumer = source.consumer()
     for row in rows:
-        position = row["translated_offset"] if row["action"] in (COMMIT, UP_TO_DATE) else None
-        if position is None or row["source_offset"] is None or row["source_topic"] is None:
+        position = row["translated_offset"]
+        if row["action"] not in _PREVIEWED or row["source_offset"] is None or row["source_topic"] is None:
             continue
         g = row["source_offset"]
         src_tp = TopicPartition(row["source_topic"], row["partition"])
         tgt_tp = TopicPartition(row["topic"], row["partition"])
-        source_read = read_partitions(source_consumer, [src_tp], 30, f"source {src_tp.topic}[{src_tp.partition}]",
-                                      start={src_tp: max(0, g - window)}, stop={src_tp: g + window + 1})[src_tp]
-        source_records = {record.offset: fingerprint(record.key, record.value, record.headers) for record in source_read}
-        target_read = read_partitions(target_consumer, [tgt_tp], 30, f"target {tgt_tp.topic}[{tgt_tp.partition}]",
-                                      start={tgt_tp: max(0, position - 1)}, stop={tgt_tp: position + 1})[tgt_tp]
-        by_offset = {record.offset: fingerprint(record.key, record.value, record.headers) for record in target_read}
-        row["verification"] = verify_position(by_offset.get(position), source_records, g, position,
-                                              row["target_end_offset"], by_offset.get(position - 1))
+        source_end = source_consumer.end_offsets([src_tp])[src_tp]
+        source_records = _fingerprints(source_consumer, src_tp, g - window, g + 2 * window, timeout_s,
+                                       f"source {src_tp.topic}[{src_tp.partition}]")
+        scan_stop = position + 2 * window
+        around = _fingerprints(target_consumer, tgt_tp, position - 1, scan_stop, timeout_s, f"target {tgt_tp.topic}[{tgt_tp.partition}]")
+        before = [digest for offset, digest in around if offset < position]
+        later_rewind = any(downstream >= scan_stop and upstream < g
+                           for upstream, downstream in (syncs or {}).get((row["source_topic"], row["partition"]), []))
+        result = preview(g, position, source_records, [item for item in around if item[0] >= position], row["target_end_offset"],
+                         source_end, scanned_to_end=scan_stop >= row["target_end_offset"], later_rewind=later_rewind,
+                         previous_target=before[-1] if before else None)
+        row["preview"] = result._asdict()
+        row["re_read"] = result.re_read
+        row["skipped"] = result.skipped
+        if result.status == SKIP:
+            decide_row(row, allow_rewind, skipped=result.skipped)
     return rows
 
 
-# ----------------------------------------------------------------------------------------------- module entry
-
-
-def validate_params(params):
-    """Problems with option combinations, as messages (checked before anything is read or changed)."""
-    problems = []
-    try:
-        compile_patterns(params.get("groups") or [])
-        compile_patterns(params.get("groups_exclude") or [])
-    except OffsetsError as exc:
-        problems.append(str(exc))
-    if not params.get("groups"):
-        problems.append("groups is empty: give at least one regular expression (['.*'] for all groups)")
-    if not params.get("source_alias"):
-        problems.append("source_alias is empty")
-    if params.get("offset_syncs") and not params.get("target_alias"):
-        problems.append("offset_syncs needs target_alias (the offset-syncs topic is mm2-offset-syncs.<target_alias>.internal)")
-    if params.get("offset_syncs") and params.get("offset_syncs_location") == "source" and not params.get("source"):
-        problems.append("offset_syncs with offset_syncs_location=source needs the source connection (option source)")
-    if params.get("verify") and not params.get("source"):
-        problems.append("verify needs the source connection (option source) to read the records the groups consumed")
-    if (params.get("verify_window") or 0) < 1:
-        problems.append("verify_window must be at least 1")
-    if (params.get("read_timeout") or 0) < 1:
-        problems.append("read_timeout must be at least 1 second")
-    if params.get("replication_policy") == "default" and not params.get("replication_policy_separator"):
-        problems.append("replication_policy_separator must not be empty")
-    return problems
-
-
 def run_offsets(params, check_mode, diff):
-    """Plan, apply (unless check mode or apply is false), verify; the module result."""
-    from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_client import KafkaConnection
+    """Plan, preview (verify), apply (unless check mode or apply is false); the module result.
 
+    A row that would skip records is never committed, in either mode."""
+    version = parse_version(params.get("mirrormaker_version"))
     with KafkaConnection(params) as target:
         source_conn = KafkaConnection(params["source"]) if params.get("source") else None
         try:
             rows_in, facts = collect(target, source_conn, params)
-            rows = plan_offsets(rows_in, allow_rewind=params["allow_rewind"])
+            rows = plan_offsets(rows_in, allow_rewind=params["allow_rewind"], version=version)
+            if params["verify"]:
+                preview_rows(target, source_conn, rows, params["verify_window"], facts["syncs"], params["read_timeout"],
+                             params["allow_rewind"])
             commits = commits_by_group(rows) if params["apply"] else {}
             if commits and not check_mode:
                 admin = target.admin()
                 for group, offsets in sorted(commits.items()):
                     commit(admin, group, offsets, params["commit_metadata"])
-            if params["verify"]:
-                verify(target, source_conn, rows, params["verify_window"])
         finally:
             if source_conn is not None:
                 source_conn.close()
+    counted = [row["preview"] for row in rows if row.get("preview") and row["preview"]["status"] in COUNTED]
     result = dict(
         changed=bool(commits),
         offsets=rows,
@@ -529,9 +299,16 @@ def run_offsets(params, check_mode, diff):
                    for group, offsets in sorted(commits.items())},
         refused=sorted({row["group"] for row in rows if row["action"] == REFUSED_ACTIVE}),
         untranslated=[f"{row['group']} {row['topic']}:{row['partition']}" for row in rows if row["action"] == NO_TRANSLATION],
+        would_skip=[f"{row['group']} {row['topic']}:{row['partition']}: {row['preview']['detail']}" for row in rows
+                    if row["action"] == WOULD_SKIP],
+        preview_totals=dict(partitions=len(counted), re_read=sum(item["re_read"] for item in counted),
+                            skipped=sum(item["skipped"] for item in counted),
+                            unverified=sum(1 for row in rows if row.get("preview") and row["preview"]["status"] not in COUNTED)),
+        mirrormaker_version=str(version) if version else None,
         checkpoints_found=facts["checkpoints_found"],
         offset_syncs_found=facts["offset_syncs_found"],
         undecodable=facts["undecodable"],
+        warnings=facts["warnings"],
     )
     if diff and params["apply"]:
         result["diff"] = diff_of(rows)

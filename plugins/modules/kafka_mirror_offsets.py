@@ -15,8 +15,14 @@ description:
     whether the group has active members on the target.
   - With O(apply=true), commits the translated offsets to target groups that have no active members; groups with members
     are refused and reported, never touched. A group's offset is never moved backwards unless O(allow_rewind=true).
-  - Translation follows MirrorMaker 2 (OffsetSyncStore.translateDownstream); when neither a checkpoint nor an offset-sync
-    covers a group's offset, the partition is reported with RV(offsets[].action=no_translation) and nothing is guessed.
+  - Translation follows MirrorMaker 2 of the release in O(mirrormaker_version) (OffsetSyncStore.translateDownstream, with the
+    latest offset sync only up to 3.4.0 and a history of syncs cleared at each re-copy from 3.4.1); a checkpoint for exactly
+    the group's offset comes first. When neither a checkpoint nor an offset sync covers a group's offset, the partition is
+    reported with RV(offsets[].action=no_translation), with the reason for that release, and nothing is guessed.
+  - With O(verify=true) (the failover preview, in check mode too), the records themselves say, per group partition, how
+    many records the group reads again on the target (RV(offsets[].re_read)) and how many it would skip
+    (RV(offsets[].skipped)). A group with a partition that would skip records is not committed and the module fails
+    naming the partition.
   - This is the failover step for Kafka 2.4 to 2.6 clusters, where MirrorMaker 2 cannot sync group offsets itself
     (C(sync.group.offsets.enabled), KIP-545, came with 2.7); it works the same on later versions.
 options:
@@ -40,21 +46,84 @@ options:
     elements: str
   source:
     description:
-      - Connection to the source cluster, with the same keys as the top-level connection options (O(bootstrap_servers),
-        O(security_protocol), O(sasl_mechanism), O(sasl_plain_username), O(sasl_plain_password), O(ssl_cafile), and so on).
+      - Connection to the source cluster, with the same keys as the top-level connection options.
       - When given, the groups' current committed offsets on the source are read and translated (instead of the offset in the
         latest checkpoint), source groups without any checkpoint are reported, and O(verify) can compare records.
-      - Required for O(offset_syncs_location=source) and O(verify=true).
+      - Required for O(offset_syncs_topic_location=source) and O(verify=true).
     type: dict
+    suboptions:
+      bootstrap_servers:
+        description: Brokers of the source cluster, C(host:port).
+        type: list
+        elements: str
+        required: true
+      security_protocol:
+        description: As the top-level O(security_protocol).
+        type: str
+        default: PLAINTEXT
+        choices: [PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL]
+      sasl_mechanism:
+        description: As the top-level O(sasl_mechanism).
+        type: str
+        choices: [PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, GSSAPI]
+      sasl_kerberos_service_name:
+        description: As the top-level O(sasl_kerberos_service_name).
+        type: str
+      sasl_kerberos_principal:
+        description: As the top-level O(sasl_kerberos_principal).
+        type: str
+      sasl_kerberos_keytab:
+        description: As the top-level O(sasl_kerberos_keytab).
+        type: path
+      sasl_plain_username:
+        description: As the top-level O(sasl_plain_username).
+        type: str
+      sasl_plain_password:
+        description: As the top-level O(sasl_plain_password).
+        type: str
+      ssl_cafile:
+        description: As the top-level O(ssl_cafile).
+        type: path
+      ssl_certfile:
+        description: As the top-level O(ssl_certfile).
+        type: path
+      ssl_keyfile:
+        description: As the top-level O(ssl_keyfile).
+        type: path
+      ssl_password:
+        description: As the top-level O(ssl_password).
+        type: str
+      ssl_check_hostname:
+        description: As the top-level O(ssl_check_hostname).
+        type: bool
+        default: true
+      request_timeout_ms:
+        description: As the top-level O(request_timeout_ms).
+        type: int
+        default: 30000
+      api_version:
+        description: As the top-level O(api_version).
+        type: str
   offset_syncs:
     description: Also read the offset-syncs topic and translate the source offsets with it (more current than checkpoints).
     type: bool
     default: false
-  offset_syncs_location:
-    description: Cluster holding the offset-syncs topic (MirrorMaker 2 C(offset-syncs.topic.location), V(source) by default).
+  offset_syncs_topic_location:
+    description:
+      - Cluster holding the offset-syncs topic (MirrorMaker 2 C(offset-syncs.topic.location), V(source) by default), the same
+        option as in M(kafkaops.mirror.kafka_mirror_status).
+      - The alias C(offset_syncs_location) is deprecated and will be removed in kafkaops.mirror 2.0.0.
     type: str
     choices: [source, target]
     default: source
+    aliases: [offset_syncs_location]
+  mirrormaker_version:
+    description:
+      - Kafka release that runs MirrorMaker 2 (for example V(2.4.1) or V(3.9.0)); the translation and the reasons follow
+        its rules. The failover role passes the release the mirrormaker2 role detects.
+      - Unset, offset syncs are translated with the rule of 3.4.1 and later (the latest sync at or before the offset, plus
+        one), which never lands past the exact position whichever release wrote them.
+    type: str
   replication_policy:
     description: MirrorMaker 2 replication policy of the flow; decides the target topic names.
     type: str
@@ -74,13 +143,18 @@ options:
     default: false
   verify:
     description:
-      - After applying (or in check mode, for the planned offsets), compare the record at each group's target position with the
-        source records around the group's source offset, by fingerprint (key, value and headers), and report how many records
-        the group would re-read or skip (RV(offsets[].verification)). Needs O(source).
+      - The failover preview. Before committing (and in check mode), align the target records from each group's translated
+        position with the source records around the group's source offset, by fingerprint (key, value and headers), and
+        report how many records the group would read again and how many it would skip (RV(offsets[].preview)). Records are
+        counted, not offsets, so transaction markers and compacted gaps do not count. Needs O(source).
+      - A group with a partition that would skip records is not committed, and the module fails naming the partition.
     type: bool
     default: false
   verify_window:
-    description: How many source records before and after the group's offset to search for the target record (MirrorMaker C(offset.lag.max) or more).
+    description:
+      - Source records read before the group's offset (and twice as many after it), and target records read from the position
+        on (twice this many); MirrorMaker C(offset.lag.max) or more. Figures are exact when the target read reaches the end of
+        the partition (C(complete) in RV(offsets[].preview)).
     type: int
     default: 200
   read_timeout:
@@ -97,7 +171,7 @@ extends_documentation_fragment:
 attributes:
   check_mode:
     support: full
-    details: Reads everything and returns the plan (RV(offsets[].action)) without committing.
+    details: Reads everything and returns the plan (RV(offsets[].action)) and, with O(verify=true), the preview, without committing.
   diff_mode:
     support: full
     details: Shows each group's committed target offsets before and after.
@@ -107,6 +181,8 @@ attributes:
 notes:
   - The broker itself also refuses a commit to a group that has members; the module checks membership first to report it clearly.
   - A translated offset can be up to C(offset.lag.max) records before the exact position; consumers re-read, never skip.
+  - MirrorMaker before 2.8 never writes checkpoints for simple groups (assign and commit, no group protocol), and before 2.7
+    none that translates to offset 0; translate those with O(offset_syncs=true).
 seealso:
   - module: kafkaops.mirror.kafka_mirror_status
   - module: kafkaops.mirror.kafka_consumer_group_info
@@ -129,6 +205,7 @@ EXAMPLES = r"""
     source:
       bootstrap_servers: [wn0-primar:9092]
     offset_syncs: true
+    mirrormaker_version: 2.4.1
     apply: true
     verify: true
 """
@@ -189,17 +266,32 @@ offsets:
       type: bool
       returned: always
     action:
-      description: V(commit), V(up_to_date), V(refused_active), V(would_rewind), V(target_behind) or V(no_translation).
+      description: V(commit), V(up_to_date), V(refused_active), V(would_rewind), V(target_behind), V(would_skip) or V(no_translation).
       type: str
       returned: always
     reason:
       description: Why this action.
       type: str
       returned: always
-    verification:
-      description: With O(verify=true), where the target position lands (status V(exact), V(re_read), V(lost), V(at_end), V(unverified)).
+    translation:
+      description: How the translated offset was obtained (release rule, sync or checkpoint used), or why there is none.
+      type: str
+      returned: always
+    preview:
+      description:
+        - With O(verify=true), what the group meets at the translated position - C(status) (V(exact), V(re_read), V(skip),
+          V(at_end), V(not_mirrored), V(unverified)), C(re_read) and C(skipped) record counts, C(complete) (the target read
+          reached the end of the partition and no later re-copy goes below the offset) and C(detail).
       type: dict
-      returned: when verified
+      returned: when previewed
+    re_read:
+      description: With O(verify=true), records the group would read again on the target (null when not counted).
+      type: int
+      returned: when previewed
+    skipped:
+      description: With O(verify=true), source records the group would never read on the target (must be 0; null when not counted).
+      type: int
+      returned: when previewed
 groups:
   description: Per group, its state on the target and overall status (V(commit), V(up_to_date), V(refused_active), V(incomplete)).
   returned: always
@@ -214,6 +306,21 @@ refused:
   returned: always
   type: list
   elements: str
+would_skip:
+  description: >-
+    Group partitions whose translated position would skip records, as C(group topic:partition) followed by the detail;
+    their groups are not committed.
+  returned: always
+  type: list
+  elements: str
+preview_totals:
+  description: Partitions previewed with figures, records read again and skipped in total, partitions not verifiable.
+  returned: always
+  type: dict
+mirrormaker_version:
+  description: The release whose rules were applied (null when unknown).
+  returned: always
+  type: str
 untranslated:
   description: Entries of RV(offsets) with no translation, C("group topic:partition").
   returned: always
@@ -235,15 +342,16 @@ undecodable:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
 from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_client import (
     KafkaConnectionError,
     KafkaError,
+    connection_option_errors,
     ensure_kafka_python,
     kafka_connection_argument_spec,
 )
-from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_offsets import OffsetsError, run_offsets, validate_params
+from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_offsets import run_offsets
+from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_offsets_plan import OffsetsError, option_problems
 
 
 def main():
@@ -253,9 +361,12 @@ def main():
         target_alias=dict(type="str"),
         groups=dict(type="list", elements="str", default=[".*"]),
         groups_exclude=dict(type="list", elements="str"),
-        source=dict(type="dict"),
+        source=dict(type="dict", options=kafka_connection_argument_spec()),
         offset_syncs=dict(type="bool", default=False),
-        offset_syncs_location=dict(type="str", choices=["source", "target"], default="source"),
+        offset_syncs_topic_location=dict(type="str", choices=["source", "target"], default="source", aliases=["offset_syncs_location"],
+                                         deprecated_aliases=[dict(name="offset_syncs_location", version="2.0.0",
+                                                                  collection_name="kafkaops.mirror")]),
+        mirrormaker_version=dict(type="str"),
         replication_policy=dict(type="str", choices=["default", "identity"], default="default"),
         replication_policy_separator=dict(type="str", default="."),
         apply=dict(type="bool", default=False),
@@ -265,14 +376,17 @@ def main():
         read_timeout=dict(type="int", default=60),
         commit_metadata=dict(type="str", default="kafkaops.mirror failover"),
     )
-    module = AnsibleModule(argument_spec=spec, supports_check_mode=True)
-    problems = []
+    module = AnsibleModule(
+        argument_spec=spec,
+        supports_check_mode=True,
+        required_if=[
+            ("offset_syncs", True, ("target_alias",)),
+            ("verify", True, ("source",)),
+        ],
+    )
+    problems = option_problems(module.params)
     if module.params["source"] is not None:
-        validated = ArgumentSpecValidator(kafka_connection_argument_spec()).validate(module.params["source"])
-        module.no_log_values.update(validated._no_log_values)  # pylint: disable=protected-access
-        problems += [f"option source: {message}" for message in validated.error_messages]
-        module.params["source"] = validated.validated_parameters
-    problems += validate_params(module.params)
+        problems += [f"option source: {message}" for message in connection_option_errors(module.params["source"])]
     if problems:
         module.fail_json(msg="kafka_mirror_offsets: invalid options, nothing was read or changed: " + "; ".join(problems) + ".")
     ensure_kafka_python(module)
@@ -283,6 +397,11 @@ def main():
     except KafkaError as exc:
         module.fail_json(msg=f"kafka_mirror_offsets: Kafka request failed ({type(exc).__name__}: {exc}); nothing more was committed. "
                              f"Check the connection options and that the clusters are healthy, then run again.")
+    if result["would_skip"]:
+        module.fail_json(msg="kafka_mirror_offsets: at the translated offsets these group partitions would skip records, so their "
+                             "groups were not committed: " + "; ".join(result["would_skip"]) + ". Check the offset syncs and "
+                             "checkpoints (a stale mm2-offset-syncs topic from an earlier deployment does this) and set these "
+                             "offsets by hand.", **result)
     module.exit_json(**result)
 
 

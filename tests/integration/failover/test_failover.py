@@ -2,8 +2,11 @@
 
 The mirror is made by tests/integration/failover/mirror_fixture.py (copies records, writes real offset-syncs and
 checkpoints with mm2_records), so that the cases real mirrors have can be set up exactly: duplicated records after a task
-restart (downstream offsets differ from upstream ones), a mirror that began after the group's offset (no translation).
-test_failover_mm2.py runs the same cutover after the mirrormaker2 role and the sandbox's MirrorMaker 2 stand-in.
+restart (downstream offsets differ from upstream ones), a re-copy after a crash behind the group's position (records the
+group consumed come again after its new position), a mirror that began after the group's offset (no translation), a
+stale checkpoint (its position would skip records).
+The failover preview's figures (check mode) are compared with what an independent consumer re-reads after the real
+failover. test_failover_mm2.py runs the same cutover after the mirrormaker2 role and the sandbox's MirrorMaker 2 stand-in.
 Every outcome is read back with independent kafka-python clients.
 """
 from __future__ import annotations
@@ -17,7 +20,7 @@ from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.structs import OffsetAndMetadata
 
 from ansible_runner import REPO, run_module, run_playbook
-from mirror_fixture import NOIDA_API, ensure_topic, mirror_pass, resume_and_count
+from mirror_fixture import NOIDA_API, ensure_topic, mirror_pass, resume_and_count, write_checkpoints
 
 pytestmark = pytest.mark.integration
 
@@ -35,6 +38,15 @@ AT_FAILOVER = {0: 64, 1: 33}
 ACTIVE_AT = {0: 20, 1: 20}
 LATE_START = 50  # MirrorMaker began copying fo-late at offset 50; group fo-early sits at 20: no translation exists.
 EARLY_AT = {0: 20}
+# Re-copy scenario (names outside failover_groups "fo-.*"): rc-orders is copied whole (0..59 at 0..59, checkpoint of rc-app
+# at 40 -> 40), then MirrorMaker "crashes" and copies again from source offset 30 (60..89 hold 30..59) without a new
+# checkpoint: from target 40 the group reads 40..59, then 30..59 again, of which 30..39 it had consumed.
+RECOPY_TOPIC = "rc-orders"
+RECOPY_RECORDS = 60
+RECOPY_AT = {0: 40}
+RECOPY_FROM = 30
+# rc-stale sits at 5 with a checkpoint made from a stale offset sync (0 -> 15, as left by an earlier deployment): 5 -> 16.
+STALE_AT = {0: 5}
 
 
 def bootstrap(state, alias):
@@ -110,6 +122,20 @@ def active_member(mirrored):
     consumer.close()
 
 
+@pytest.fixture(scope="module")
+def recopied(sandbox):
+    """rc-orders mirrored once, then re-copied from RECOPY_FROM without a checkpoint; rc-stale with a stale checkpoint."""
+    ensure_topic(bootstrap(sandbox, SOURCE), RECOPY_TOPIC, 1)
+    produce(sandbox, RECOPY_TOPIC, 1, RECOPY_RECORDS)
+    commit_source(sandbox, "rc-app", RECOPY_TOPIC, RECOPY_AT)
+    commit_source(sandbox, "rc-stale", RECOPY_TOPIC, STALE_AT)
+    mirror_pass(bootstrap(sandbox, SOURCE), bootstrap(sandbox, TARGET), SOURCE, TARGET, RECOPY_TOPIC, ["rc-app"], offset_lag_max=OFFSET_LAG_MAX)
+    mirror_pass(bootstrap(sandbox, SOURCE), bootstrap(sandbox, TARGET), SOURCE, TARGET, RECOPY_TOPIC, [], offset_lag_max=OFFSET_LAG_MAX,
+                start_offset=RECOPY_FROM)
+    write_checkpoints(bootstrap(sandbox, SOURCE), bootstrap(sandbox, TARGET), SOURCE, RECOPY_TOPIC, ["rc-stale"], {0: [(0, 15)]})
+    return sandbox
+
+
 def offsets_args(state, **extra):
     args = dict(bootstrap_servers=[bootstrap(state, TARGET)], api_version="2.7", source_alias=SOURCE, target_alias=TARGET,
                 source=dict(bootstrap_servers=[bootstrap(state, SOURCE)], api_version="2.7"), offset_syncs=True, groups=["fo-app"],
@@ -122,10 +148,17 @@ def test_kafka_mirror_offsets_module_contract(mirrored):
     """check mode changes nothing, diff shows the change, first run changes, second does not, bad input fails cleanly."""
     state = mirrored["state"]
     bad = run_module("kafka_mirror_offsets", offsets_args(state, groups=["(unclosed"], apply=True))
-    assert bad.get("failed") and "not a valid regular expression" in bad["msg"] and "nothing was read or changed" in bad["msg"]
+    assert bad.get("failed") and "is not a regular expression" in bad["msg"] and "nothing was read or changed" in bad["msg"]
     bad = run_module("kafka_mirror_offsets", offsets_args(state, source=None, apply=True))
-    assert bad.get("failed") and "needs the source connection" in bad["msg"]
+    assert bad.get("failed") and "missing: source" in bad["msg"]
+    bad = run_module("kafka_mirror_offsets", offsets_args(state, source=dict(security_protocol="SASL_SSL"), apply=True))
+    assert bad.get("failed") and "bootstrap_servers" in bad["msg"]
+    bad = run_module("kafka_mirror_offsets", offsets_args(state, offset_syncs_topic_location="target", mirrormaker_version="2.4.1", apply=True))
+    assert bad.get("failed") and "Kafka 3.0 or later" in bad["msg"] and "nothing was read or changed" in bad["msg"]
     assert target_group_offsets(state, "fo-app") == {}
+    # The older option name still works, with a deprecation.
+    aliased = run_module("kafka_mirror_offsets", offsets_args(state, groups=["fo-probe-none"], offset_syncs_location="source"))
+    assert not aliased.get("failed") and "offset_syncs_location" in json.dumps(aliased.get("deprecations", []))
 
     planned = run_module("kafka_mirror_offsets", offsets_args(state, apply=True, groups=["fo-probe-none"]), check=True, diff=True)
     assert not planned.get("failed") and not planned["changed"] and planned["offsets"] == []
@@ -142,12 +175,17 @@ def test_kafka_mirror_offsets_module_contract(mirrored):
     rows = {row["partition"]: row for row in plan["offsets"]}
     assert {p: rows[p]["source_offset"] for p in rows} == AT_FAILOVER
     for partition, row in rows.items():
-        assert row["action"] == "commit" and row["basis"] == "offset_sync"
-        assert row["checkpoint_upstream_offset"] == AT_CHECKPOINT[partition]
-        expected = [d for u, d in mirrored["syncs"][partition] if u <= AT_FAILOVER[partition]][-1]
-        last_u = [u for u, d in mirrored["syncs"][partition] if u <= AT_FAILOVER[partition]][-1]
-        assert row["translated_offset"] == (expected if last_u == AT_FAILOVER[partition] else expected + 1)
-        assert row["verification"]["lost"] == 0 and row["verification"]["re_read"] <= OFFSET_LAG_MAX
+        assert row["action"] == "commit" and row["checkpoint_upstream_offset"] == AT_CHECKPOINT[partition]
+        if AT_CHECKPOINT[partition] == AT_FAILOVER[partition]:
+            # A checkpoint for exactly the group's offset: MirrorMaker translated it itself.
+            assert row["basis"] == "checkpoint" and row["translated_offset"] == row["checkpoint_downstream_offset"]
+        else:
+            # Release unknown: the 3.4.1+ rule, the latest sync at or before the offset, plus one after it. The fixture's
+            # syncs are offset.lag.max apart and few, so the bounded history keeps the one just before.
+            last_u, last_d = [(u, d) for u, d in mirrored["syncs"][partition] if u <= AT_FAILOVER[partition]][-1]
+            assert row["basis"] == "offset_sync"
+            assert row["translated_offset"] == (last_d if last_u == AT_FAILOVER[partition] else last_d + 1)
+        assert row["preview"]["skipped"] == 0 and row["preview"]["re_read"] <= OFFSET_LAG_MAX
     assert plan["diff"]["after"]["fo-app"] == {f"{SOURCE}.{TOPIC}:{p}": rows[p]["translated_offset"] for p in rows}
     assert plan["diff"]["before"]["fo-app"] == {f"{SOURCE}.{TOPIC}:{p}": None for p in rows}
 
@@ -156,13 +194,20 @@ def test_failover_playbook(mirrored, active_member, tmp_path, mirror_host_ready)
     state = mirrored["state"]
     mirror_host_ready(state)  # failover.yml's mirror_host play then changes nothing, in check mode too
     inventory = Path(state["dir"]) / "inventory.yml"
-    extra = dict(failover_pause=False, failover_groups=["fo-.*"], failover_topics=[TOPIC, LATE_TOPIC], failover_verify_window=2 * OFFSET_LAG_MAX,
+    # A window of the whole partition: the preview reads the target to its end, so its figures are complete.
+    extra = dict(failover_pause=False, failover_groups=["fo-.*"], failover_topics=[TOPIC, LATE_TOPIC], failover_verify_window=PER_PARTITION,
                  failover_max_lag=0, failover_lag_timeout=60, failover_lag_poll_interval=1)
 
     check = run_playbook(REPO / "playbooks" / "failover.yml", inventory=inventory, extra_vars=extra, check=True, diff=True)
     planned = check.task(APPLY_TASK)
     assert planned["changed"] and set(planned["committed"]) == {"fo-app"}, check.stdout[-3000:]
     assert target_group_offsets(state, "fo-app") == {}, "check mode committed offsets"
+    # The preview: the release detected by the mirrormaker2 role, and per partition the figures counted from the records.
+    assert planned["mirrormaker_version"], planned
+    previewed = {row["partition"]: row["preview"] for row in planned["offsets"] if row["group"] == "fo-app"}
+    assert all(item["complete"] and item["skipped"] == 0 for item in previewed.values()), previewed
+    check_lines = "\n".join(check.task(REPORT_TASK)["msg"])
+    assert f"{SOURCE}.{TOPIC}[0] source {AT_FAILOVER[0]} -> target " in check_lines and "preview: " in check_lines
 
     run = run_playbook(REPO / "playbooks" / "failover.yml", inventory=inventory, extra_vars=extra, diff=True)
     result = run.task(APPLY_TASK)
@@ -173,7 +218,7 @@ def test_failover_playbook(mirrored, active_member, tmp_path, mirror_host_ready)
     # No translation for fo-early (MirrorMaker began at offset 50, the group is at 20): reported, nothing committed.
     assert result["untranslated"] == [f"fo-early {SOURCE}.{LATE_TOPIC}:0"]
     early = [row for row in result["offsets"] if row["group"] == "fo-early"][0]
-    assert early["action"] == "no_translation" and "no checkpoint and no offset-sync at or before source offset 20" in early["reason"]
+    assert early["action"] == "no_translation" and "no offset sync translates source offset 20" in early["reason"]
     assert target_group_offsets(state, "fo-early") == {}
     committed = target_group_offsets(state, "fo-app")
     assert committed == {(f"{SOURCE}.{TOPIC}", p): off for p, off in ((int(k.rsplit(":", 1)[1]), v) for k, v in
@@ -187,13 +232,43 @@ def test_failover_playbook(mirrored, active_member, tmp_path, mirror_host_ready)
     assert not again.failed, again.stdout[-3000:]
     assert not again.task(APPLY_TASK)["changed"]
 
-    # The same group resumes on the target: nothing lost, at most offset.lag.max re-read (independent consumer).
+    # The same group resumes on the target: what the check-mode preview said it would re-read, nothing lost (independent consumer).
     figures = resume_and_count(bootstrap(state, TARGET), f"{SOURCE}.{TOPIC}", "fo-app", AT_FAILOVER, PER_PARTITION)
-    verification = {row["partition"]: row["verification"] for row in result["offsets"] if row["group"] == "fo-app"}
-    print("FAILOVER FIGURES", json.dumps({"consumer": figures, "module_verification": verification}))
+    print("FAILOVER FIGURES", json.dumps({"consumer": figures, "preview": previewed}))
     (Path(REPO) / "tests" / "output").mkdir(exist_ok=True)
-    (Path(REPO) / "tests" / "output" / "failover-figures.json").write_text(json.dumps({"consumer": figures, "verification": verification}, indent=1))
+    (Path(REPO) / "tests" / "output" / "failover-figures.json").write_text(json.dumps({"consumer": figures, "preview": previewed}, indent=1))
     for partition, figure in figures.items():
         assert figure["lost"] == 0, figure
         assert figure["re_read"] <= OFFSET_LAG_MAX, figure
-        assert figure["re_read"] == verification[partition]["re_read"], (figure, verification[partition])
+        assert figure["re_read"] == previewed[partition]["re_read"], (figure, previewed[partition])
+
+
+def test_preview_counts_re_copied_records(recopied):
+    """Check mode previews 10 records read again at the checkpoint's target offset 40 (the re-copied 30..39 after it; the
+    offsets alone say 0); after the commit an independent consumer re-reads exactly those."""
+    state = recopied
+    args = dict(offsets_args(state, groups=["rc-app"], verify_window=2 * RECOPY_RECORDS), apply=True)
+    plan = run_module("kafka_mirror_offsets", args, check=True)
+    assert plan["changed"] and not plan.get("failed"), plan.get("msg")
+    assert target_group_offsets(state, "rc-app") == {}, "check mode committed something"
+    row = plan["offsets"][0]
+    assert (row["source_offset"], row["basis"], row["translated_offset"]) == (40, "checkpoint", 40), row
+    assert row["preview"]["status"] == "re_read" and row["preview"]["complete"], row["preview"]
+    assert (row["re_read"], row["skipped"]) == (RECOPY_AT[0] - RECOPY_FROM, 0), row["preview"]
+
+    applied = run_module("kafka_mirror_offsets", args)
+    assert applied["changed"] and target_group_offsets(state, "rc-app") == {(f"{SOURCE}.{RECOPY_TOPIC}", 0): 40}
+    figures = resume_and_count(bootstrap(state, TARGET), f"{SOURCE}.{RECOPY_TOPIC}", "rc-app", RECOPY_AT, RECOPY_RECORDS)
+    print("FAILOVER FIGURES (re-copy)", json.dumps({"consumer": figures, "preview": row["preview"]}))
+    assert figures[0] == dict(re_read=row["re_read"], lost=0, consumed=RECOPY_RECORDS - RECOPY_AT[0] + RECOPY_RECORDS - RECOPY_FROM)
+
+
+def test_preview_refuses_a_position_that_skips(recopied):
+    """A stale checkpoint puts rc-stale (at 5) at target 16: 11 records would be skipped. Check mode and a real run fail
+    naming the partition, and nothing is committed."""
+    state = recopied
+    args = dict(offsets_args(state, groups=["rc-stale"], offset_syncs=False, verify_window=2 * RECOPY_RECORDS), apply=True)
+    for check in (True, False):
+        result = run_module("kafka_mirror_offsets", args, check=check)
+        assert result.get("failed") and f"rc-stale {SOURCE}.{RECOPY_TOPIC}:0" in result["msg"] and "skip 11 record(s)" in result["msg"], result
+        assert target_group_offsets(state, "rc-stale") == {}

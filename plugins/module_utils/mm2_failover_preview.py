@@ -1,0 +1,110 @@
+# -*- coding: utf-8 -*-
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Failover preview (pure, no I/O): from the records themselves, how many records a group resumed at a target offset
+reads again, and how many it skips.
+
+MirrorMaker copies key, value and headers unchanged, so a record's fingerprint names its source record; offsets and
+timestamps may differ. The target records from the resume position on are aligned to the source records around the
+group's source offset g, in order (a re-copy after a MirrorMaker crash starts again at an earlier source offset):
+- read again: target records from the position on whose source record is before g (duplicates of a re-copy included);
+- skipped: source records at or after g, up to the furthest one the target records reach, that none of them holds.
+Records are counted, never offsets: transaction markers (exactly-once MirrorMaker 3.5+, transactional producers on the
+source) and compacted gaps take offsets but are no records.
+"""
+from __future__ import annotations
+
+import hashlib
+from collections import namedtuple
+
+Preview = namedtuple("Preview", "status re_read skipped complete detail")
+
+EXACT = "exact"
+RE_READ = "re_read"
+SKIP = "skip"
+AT_END = "at_end"
+NOT_MIRRORED = "not_mirrored"
+UNVERIFIED = "unverified"
+# Statuses whose figures are known.
+COUNTED = (EXACT, RE_READ, SKIP, AT_END)
+
+
+def fingerprint(key, value, headers=None):
+    """A digest of what MirrorMaker copies unchanged: key, value and headers."""
+    digest = hashlib.sha256()
+    for part in (key, value):
+        digest.update(b"\x00" if part is None else b"\x01" + len(part).to_bytes(4, "big") + bytes(part))
+    for name, data in headers or []:
+        digest.update(name.encode("utf-8") + b"\x00" + (data or b""))
+    return digest.hexdigest()[:32]
+
+
+def _align(target_records, by_fingerprint, start):
+    """[(target offset, source offset or None)] in target order; each record takes the source offset with its
+    fingerprint nearest after the previous one (MirrorMaker copies in order), else the nearest at all (a re-copy)."""
+    aligned = []
+    expected = start
+    for offset, digest in target_records:
+        candidates = by_fingerprint.get(digest, [])
+        if not candidates:
+            aligned.append((offset, None))
+            continue
+        onward = [source for source in candidates if source >= expected]
+        source = onward[0] if onward else min(candidates, key=lambda candidate: (abs(candidate - expected), candidate))
+        aligned.append((offset, source))
+        expected = source + 1
+    return aligned
+
+
+def preview(source_offset, target_offset, source_records, target_records, target_end, source_end, scanned_to_end,
+            later_rewind=False, previous_target=None):
+    """Preview of a group at source offset g resumed at `target_offset` on the target.
+
+    source_records: [(offset, fingerprint)] of the source partition around g (sorted), records only.
+    target_records: [(offset, fingerprint)] of the target partition from `target_offset` on (sorted), records only.
+    scanned_to_end: target_records run to the end of the partition (else they stop after the window).
+    previous_target: fingerprint of the last target record before `target_offset` (None when none was read).
+    later_rewind: an offset sync after the scanned records rewinds below g (a re-copy there: more records are re-read).
+    """
+    g = source_offset
+    by_fingerprint = {}
+    for offset, digest in source_records:
+        by_fingerprint.setdefault(digest, []).append(offset)
+    source_after = [offset for offset, _digest in source_records if offset >= g]
+    if not target_records:
+        if source_after and source_end > g:
+            return Preview(NOT_MIRRORED, None, None, False,
+                           f"the target ends at {target_end} but the source has records from offset {g} on: the mirror lags, "
+                           f"those records are not on the target")
+        if previous_target is not None and previous_target not in by_fingerprint:
+            return Preview(UNVERIFIED, None, None, False,
+                           f"the target record before offset {target_offset} matches no source record near offset {g}")
+        return Preview(AT_END, 0, 0, True, f"target offset {target_offset} is the end of the partition, as the group is at the "
+                                           f"end on the source: nothing is read again or skipped")
+    aligned = _align(target_records, by_fingerprint, g)
+    first_new = next((index for index, (_offset, source) in enumerate(aligned) if source is not None and source >= g), None)
+    unknown = [offset for offset, source in aligned[:first_new] if source is None]
+    if unknown:
+        return Preview(UNVERIFIED, None, None, False,
+                       f"target record at offset {unknown[0]} matches no source record within the window around offset {g}: "
+                       f"raise verify_window")
+    re_read = sum(1 for _offset, source in aligned if source is not None and source < g)
+    if first_new is None:
+        return Preview(UNVERIFIED, re_read, None, False,
+                       f"the {len(aligned)} target records from offset {target_offset} on are all before source offset {g} "
+                       f"(at least {re_read} read again): raise verify_window")
+    furthest = max(source for _offset, source in aligned if source is not None)
+    held = {source for _offset, source in aligned if source is not None}
+    skipped = sorted(offset for offset in source_after if offset < furthest and offset not in held)
+    complete = scanned_to_end and not later_rewind
+    new_offset = aligned[first_new][0]
+    if skipped:
+        return Preview(SKIP, re_read, len(skipped), complete,
+                       f"from target offset {target_offset} the group would skip {len(skipped)} record(s) from source offset "
+                       f"{skipped[0]} on (the first new record it reads is source offset {aligned[first_new][1]} at target offset {new_offset})")
+    scope = "" if complete else f" within the {len(aligned)} target records read (more after them if MirrorMaker re-copied there)"
+    if re_read == 0:
+        return Preview(EXACT, 0, 0, complete, f"target offset {target_offset} resumes at source record {g}: nothing read again{scope}")
+    return Preview(RE_READ, re_read, 0, complete,
+                   f"from target offset {target_offset} the group reads {re_read} record(s) again before source record {g} "
+                   f"(at target offset {new_offset}){scope}")
