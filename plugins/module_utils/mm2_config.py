@@ -16,7 +16,7 @@ import re
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.findings import ERROR, finding_text, min_insync_findings
 from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_client_properties import java_client_properties
 from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_keys import check_extra_properties, exclude_key, unread_keys
-from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_versions import MM1_REMOVED, KafkaVersion, broker_too_old, requires
+from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_versions import FEATURES, MM1_REMOVED, KafkaVersion, broker_too_old, requires
 
 MM2_PROPERTIES_FILE = "connect-mirror-maker.properties"
 MM1_CONSUMER_FILE = "mm1-consumer.properties"
@@ -428,3 +428,25 @@ def build_config(model):
         config = _mm1_config(builder)
     config.warnings = builder.warnings
     return config
+
+
+def required_features(model):
+    """The MirrorMaker 2 features (mm2_versions.FEATURES) the model turns on, each of which build_config gates on the release.
+
+    The preflight role checks the same list against the target cluster's Kafka version (filter preflight_clusters).
+    """
+    model = dict(MODEL_DEFAULTS, **{k: v for k, v in (model or {}).items() if v is not None})
+    if model["engine"] != "mm2":
+        return []
+    flows = [dict(FLOW_DEFAULTS, **{k: v for k, v in flow.items() if v is not None}) for flow in model.get("flows") or []]
+    used = {
+        "mm2": True,
+        "sync_group_offsets": any(flow["enabled"] and flow["sync_group_offsets"] for flow in flows),
+        "identity_policy": model["replication_policy"] == "identity",
+        "offset_syncs_location": model["offset_syncs_topic_location"] == "target",
+        # Exactly-once in dedicated MirrorMaker needs the KIP-710 REST server (_mm2_config turns it on).
+        "dedicated_rest": bool(model["dedicated_rest"] or model["exactly_once"]),
+        "exactly_once": bool(model["exactly_once"]),
+    }
+    return [feature for feature in FEATURES if used[feature]]
+

@@ -18,9 +18,9 @@ def finding(severity, check, cluster, message, fix=None):
     return dict(severity=severity, check=check, cluster=cluster, message=message, fix=fix)
 
 
-def finding_text(item):
-    """`message. Fix: fix.` as the preflight report and the modules' errors print it."""
-    return item["message"] + (". Fix: %s." % item["fix"] if item.get("fix") else ".")
+def finding_text(item, stop="."):
+    """`message. Fix: fix.` as the modules' errors print it (the preflight table leaves out the final stop)."""
+    return item["message"] + (". Fix: %s" % item["fix"] if item.get("fix") else "") + stop
 
 
 def min_insync_findings(cluster, what, factor, min_insync_replicas):

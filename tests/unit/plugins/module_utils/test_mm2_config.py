@@ -271,3 +271,34 @@ def test_policy_classes_are_the_vocabularys_policies():
 
     assert sorted(POLICY_CLASSES) == sorted(POLICIES)
 
+
+FEATURE_SETTINGS = {
+    "sync_group_offsets": {"flows": [{"source": "primary", "target": "secondary", "sync_group_offsets": True}]},
+    "identity_policy": {"replication_policy": "identity"},
+    "offset_syncs_location": {"offset_syncs_topic_location": "target"},
+    "dedicated_rest": {"dedicated_rest": True},
+    "exactly_once": {"exactly_once": True},
+}
+
+
+@pytest.mark.parametrize("feature", sorted(FEATURE_SETTINGS))
+def test_required_features_are_the_ones_build_config_gates(feature):
+    """required_features (what preflight checks on the target) names exactly what build_config refuses on an older release."""
+    from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_config import required_features
+    from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_versions import FEATURES
+
+    settings = FEATURE_SETTINGS[feature]
+    assert feature in required_features(model(**settings))
+    assert feature not in required_features(model())
+    since, kip = FEATURES[feature]
+    older = "%d.%d" % (since.major, since.minor - 1) if since.minor else "%d.9" % (since.major - 1)
+    assert kip in errors_of(kafka_version=older, **settings)
+
+
+def test_required_features_of_the_default_model_and_of_mm1():
+    from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_config import required_features
+
+    assert required_features(model()) == ["mm2"]
+    assert required_features(model(engine="mm1", replication_policy="identity")) == []
+    assert required_features(model(exactly_once=True)) == ["mm2", "dedicated_rest", "exactly_once"]
+

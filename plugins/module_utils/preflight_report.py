@@ -1,0 +1,141 @@
+# -*- coding: utf-8 -*-
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The preflight role's decisions, for its filters: what each cluster must support, and the report of all findings.
+
+- missing_settings(): the inventory settings the preflight needs and lacks.
+- cluster_checks(): per inventory cluster, the replication factors and MirrorMaker features kafka_cluster_info checks.
+- clock_findings(): clock offsets of the hosts from (controller before, host time, controller after) readings.
+- report(): findings of every cluster and the clocks, deferred checks turned into warnings, the summary table.
+Pure: the role's templates only call these through filters kafkaops.mirror.preflight_clusters / preflight_report.
+"""
+from __future__ import annotations
+
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.findings import ERROR, INFO, WARNING, finding, finding_text
+
+LOCATIONS = ("source", "target")
+_TABLE_ROW = "%-12s %-9s %-7s %-10s %-6s %-8s %-11s %-10s %-6s %-8s"
+_TABLE_COLUMNS = ("cluster", "bootstrap", "brokers", "advertised", "kafka", "min.isr", "auto-create", "can-create", "errors", "warnings")
+_SUMMARY_KEYS = ("cluster", "bootstrap", "brokers", "advertised_ok", "kafka_version", "min_insync_replicas", "auto_create_topics",
+                 "can_create_topics", "errors", "warnings")
+_LABELS = {ERROR: "ERROR", WARNING: "WARN ", INFO: "info "}
+DEFERRED_NOTE = " (deferred: a later stage fixes this and checks again)"
+
+
+def _servers(value):
+    return [part.strip() for part in value.split(",") if part.strip()] if isinstance(value, str) else list(value or [])
+
+
+def missing_settings(group_names, clusters, target_alias):
+    """Messages for every inventory setting the preflight needs and lacks; clusters: {group, host, alias, bootstrap_servers}."""
+    found = {cluster["group"]: cluster for cluster in clusters}
+    missing = []
+    for group in group_names:
+        cluster = found.get(group)
+        if cluster is None:
+            missing.append("inventory group %s with at least one host" % group)
+            continue
+        for variable, key in (("kafka_cluster_alias", "alias"), ("kafka_bootstrap_servers", "bootstrap_servers")):
+            if not cluster.get(key):
+                missing.append("%s for group %s (not set for its host %s)" % (variable, group, cluster["host"]))
+    aliases = [cluster["alias"] for cluster in clusters if cluster.get("alias")]
+    if not target_alias:
+        missing.append("kafka_cluster_alias of group secondary_kafka (or preflight_target_alias): the alias of the cluster MirrorMaker writes to")
+    elif aliases and target_alias not in aliases:
+        missing.append("a cluster with alias %s (preflight_target_alias); the clusters are %s" % (target_alias, ", ".join(aliases)))
+    return missing
+
+
+def cluster_checks(clusters, target_alias, source_alias, offset_syncs_location, replication_factor, internal_replication_factor,
+                   topics=None, extra_replication_factors=None, features=None, check_topic_creation=True):
+    """One entry per cluster {group, host, alias, bootstrap_servers}: its role in the flow and what kafka_cluster_info checks there.
+
+    The target gets the remote topics' and heartbeats/checkpoints topics' replication factors, the features and the
+    topic-creation check; the cluster that holds the offset-syncs topic (offset_syncs_location) gets its factor.
+    """
+    if offset_syncs_location not in LOCATIONS:
+        raise ValueError("offset_syncs_location must be source or target, got %r" % (offset_syncs_location,))
+    topics = list(topics or [])
+    checks = []
+    for cluster in clusters:
+        alias = cluster["alias"]
+        is_target, is_source = alias == target_alias, alias == source_alias
+        factors, internal = {}, {}
+        if is_target:
+            factors["remote topics (mirrormaker2_replication_factor)"] = replication_factor
+            for topic in topics:
+                if topic.get("replication_factor") is not None and str(topic["replication_factor"]) != "-1":
+                    factors["kafka_topics_list " + str(topic.get("name"))] = topic["replication_factor"]
+            internal["heartbeats/checkpoints topics (mirrormaker2_internal_replication_factor)"] = internal_replication_factor
+        if (is_source and offset_syncs_location == "source") or (is_target and offset_syncs_location == "target"):
+            internal["offset-syncs topic (mirrormaker2_internal_replication_factor)"] = internal_replication_factor
+        factors.update((extra_replication_factors or {}).get(alias) or {})
+        checks.append(dict(
+            group=cluster["group"], host=cluster["host"], alias=alias, bootstrap_servers=_servers(cluster["bootstrap_servers"]),
+            role="target" if is_target else ("source" if is_source else "other"),
+            replication_factors=factors, internal_replication_factors=internal,
+            required_features=list(dict.fromkeys(features or [])) if is_target else [],
+            check_topic_creation=bool(is_target and check_topic_creation),
+            expected_topics=[topic["name"] for topic in topics if "name" in topic] if is_target else [],
+        ))
+    return checks
+
+
+def clock_findings(readings, reference_host, max_skew_s):
+    """(clocks, findings, summary line) from readings {host, time, before, after} (seconds; before/after on the controller).
+
+    A host's offset is its time minus the controller's midpoint, known within half the round trip; two clocks are reported
+    only when they differ by more than max_skew_s even after both uncertainties are taken off.
+    """
+    clocks = [dict(host=r["host"], offset=float(r["time"]) - (float(r["before"]) + float(r["after"])) / 2,
+                   uncertainty=(float(r["after"]) - float(r["before"])) / 2) for r in readings or []]
+    if not clocks:
+        return clocks, [], "clocks: not compared"
+    reference = next((clock for clock in clocks if clock["host"] == reference_host), clocks[0])
+    findings = []
+    for clock in clocks:
+        if clock["host"] == reference["host"]:
+            continue
+        difference = clock["offset"] - reference["offset"]
+        if abs(difference) - clock["uncertainty"] - reference["uncertainty"] > float(max_skew_s):
+            findings.append(finding(
+                ERROR, "clock_skew", None,
+                "the clock of %s is %.1f s %s %s (more than %s s): record timestamps, lag by time and validation windows are off by as much"
+                % (clock["host"], abs(difference), "ahead of" if difference > 0 else "behind", reference["host"], max_skew_s),
+                "synchronize the clocks (chrony or ntpd against the same source) on both hosts"))
+    offsets = [clock["offset"] for clock in clocks]
+    line = "clocks: %d hosts, largest difference %.2f s (measured within +/-%.2f s, limit %s s)" % (
+        len(clocks), max(offsets) - min(offsets), max(clock["uncertainty"] for clock in clocks), max_skew_s)
+    return clocks, findings, line
+
+
+def _defer(item, deferred):
+    if item["severity"] == ERROR and item["check"] in deferred:
+        return dict(item, severity=WARNING, message=item["message"] + DEFERRED_NOTE)
+    return item
+
+
+def report(cluster_results, readings=None, reference_host=None, max_skew_s=5.0, deferred_checks=None):
+    """{table, findings, errors, warnings, clusters, clocks} of the preflight.
+
+    cluster_results: the registered loop results of kafka_cluster_info (a failed probe becomes an error finding).
+    deferred_checks: checks whose errors are reported as warnings because a later stage fixes them and checks again.
+    """
+    findings, rows = [], []
+    for result in cluster_results:
+        alias = result["item"]["alias"]
+        if result.get("failed"):
+            findings.append(finding(ERROR, "module", alias, "cluster %s: the probe failed: %s" % (alias, result.get("msg") or "no message")))
+        else:
+            findings.extend(result["findings"])
+            rows.append(result["summary"])
+    clocks, clock_problems, clock_line = clock_findings(readings, reference_host, max_skew_s)
+    findings.extend(clock_problems)
+    table = [_TABLE_ROW % _TABLE_COLUMNS]
+    table.extend(_TABLE_ROW % tuple(row[key] for key in _SUMMARY_KEYS) for row in rows)
+    table.append(clock_line)
+    reported = [_defer(item, set(deferred_checks or [])) for item in findings]
+    table.extend("%s %s" % (_LABELS[item["severity"]], finding_text(item, stop="")) for item in reported)
+    return dict(table=table, findings=reported, clusters=rows, clocks=clocks,
+                errors=[finding_text(item, stop="") for item in reported if item["severity"] == ERROR],
+                warnings=[finding_text(item, stop="") for item in reported if item["severity"] == WARNING])
