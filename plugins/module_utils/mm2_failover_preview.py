@@ -8,16 +8,17 @@ MirrorMaker copies key, value and headers unchanged, so a record's fingerprint n
 timestamps may differ. The target records from the resume position on are aligned to the source records around the
 group's source offset g, in order (a re-copy after a MirrorMaker crash starts again at an earlier source offset):
 - read again: target records from the position on whose source record is before g (duplicates of a re-copy included);
-- skipped: source records at or after g, up to the furthest one the target records reach, that none of them holds.
+- skipped: source records at or after g, up to the furthest one the target records reach, that none of them holds;
+- missing: when the target was read to its end, source records after the last one it holds (not mirrored yet).
 Records are counted, never offsets: transaction markers (exactly-once MirrorMaker 3.5+, transactional producers on the
-source) and compacted gaps take offsets but are no records.
+source) and compacted gaps take offsets but are no records, so a lag that offsets show as 0 still shows here.
 """
 from __future__ import annotations
 
 import hashlib
 from collections import namedtuple
 
-Preview = namedtuple("Preview", "status re_read skipped complete detail")
+Preview = namedtuple("Preview", "status re_read skipped missing complete detail")
 
 EXACT = "exact"
 RE_READ = "re_read"
@@ -73,24 +74,24 @@ def preview(source_offset, target_offset, source_records, target_records, target
     source_after = [offset for offset, _digest in source_records if offset >= g]
     if not target_records:
         if source_after and source_end > g:
-            return Preview(NOT_MIRRORED, None, None, False,
-                           f"the target ends at {target_end} but the source has records from offset {g} on: the mirror lags, "
-                           f"those records are not on the target")
+            return Preview(NOT_MIRRORED, None, None, len(source_after), False,
+                           f"the target ends at {target_end} but the source has {len(source_after)} record(s) from offset {g} on: "
+                           f"the mirror has not copied them")
         if previous_target is not None and previous_target not in by_fingerprint:
-            return Preview(UNVERIFIED, None, None, False,
+            return Preview(UNVERIFIED, None, None, None, False,
                            f"the target record before offset {target_offset} matches no source record near offset {g}")
-        return Preview(AT_END, 0, 0, True, f"target offset {target_offset} is the end of the partition, as the group is at the "
+        return Preview(AT_END, 0, 0, 0, True, f"target offset {target_offset} is the end of the partition, as the group is at the "
                                            f"end on the source: nothing is read again or skipped")
     aligned = _align(target_records, by_fingerprint, g)
     first_new = next((index for index, (_offset, source) in enumerate(aligned) if source is not None and source >= g), None)
     unknown = [offset for offset, source in aligned[:first_new] if source is None]
     if unknown:
-        return Preview(UNVERIFIED, None, None, False,
+        return Preview(UNVERIFIED, None, None, None, False,
                        f"target record at offset {unknown[0]} matches no source record within the window around offset {g}: "
                        f"raise verify_window")
     re_read = sum(1 for _offset, source in aligned if source is not None and source < g)
     if first_new is None:
-        return Preview(UNVERIFIED, re_read, None, False,
+        return Preview(UNVERIFIED, re_read, None, None, False,
                        f"the {len(aligned)} target records from offset {target_offset} on are all before source offset {g} "
                        f"(at least {re_read} read again): raise verify_window")
     furthest = max(source for _offset, source in aligned if source is not None)
@@ -98,13 +99,18 @@ def preview(source_offset, target_offset, source_records, target_records, target
     skipped = sorted(offset for offset in source_after if offset < furthest and offset not in held)
     complete = scanned_to_end and not later_rewind
     new_offset = aligned[first_new][0]
+    missing = [offset for offset in source_after if offset > furthest] if scanned_to_end else []
     if skipped:
-        return Preview(SKIP, re_read, len(skipped), complete,
+        return Preview(SKIP, re_read, len(skipped), len(missing), complete,
                        f"from target offset {target_offset} the group would skip {len(skipped)} record(s) from source offset "
                        f"{skipped[0]} on (the first new record it reads is source offset {aligned[first_new][1]} at target offset {new_offset})")
+    if missing:
+        return Preview(NOT_MIRRORED, re_read, 0, len(missing), complete,
+                       f"the target ends after source record {furthest}, the source has {len(missing)} more record(s) from "
+                       f"offset {missing[0]} on: the mirror has not copied them")
     scope = "" if complete else f" within the {len(aligned)} target records read (more after them if MirrorMaker re-copied there)"
     if re_read == 0:
-        return Preview(EXACT, 0, 0, complete, f"target offset {target_offset} resumes at source record {g}: nothing read again{scope}")
-    return Preview(RE_READ, re_read, 0, complete,
+        return Preview(EXACT, 0, 0, 0, complete, f"target offset {target_offset} resumes at source record {g}: nothing read again{scope}")
+    return Preview(RE_READ, re_read, 0, 0, complete,
                    f"from target offset {target_offset} the group reads {re_read} record(s) again before source record {g} "
                    f"(at target offset {new_offset}){scope}")

@@ -15,12 +15,14 @@ from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.internal_reco
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import FlowNames
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.patterns import DEFAULT_GROUPS_EXCLUDE, compile_patterns, matches_any
 from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_client import KafkaConnection, KafkaError
-from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_failover_preview import COUNTED, SKIP, fingerprint, preview
+from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_failover_preview import COUNTED, NOT_MIRRORED, SKIP, fingerprint, preview
 from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_offset_translation import parse_version
 from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_offsets_plan import (
     COMMIT,
     NO_TRANSLATION,
     REFUSED_ACTIVE,
+    UP_TO_DATE,
+    WOULD_REWIND,
     WOULD_SKIP,
     OffsetsError,
     commits_by_group,
@@ -43,7 +45,7 @@ except ImportError:
 # Group states in which the group has (or is getting) members (DescribeGroups, ListGroups v4+).
 _ACTIVE_STATES = ("Stable", "PreparingRebalance", "CompletingRebalance", "AwaitingSync")
 # Actions whose rows have a position on the target worth previewing.
-_PREVIEWED = (COMMIT, "up_to_date", REFUSED_ACTIVE, "would_rewind")
+_PREVIEWED = (COMMIT, UP_TO_DATE, REFUSED_ACTIVE, WOULD_REWIND)
 
 
 def read_partitions(consumer, partitions, timeout_s, what, start=None, stop=None):
@@ -239,8 +241,9 @@ def _fingerprints(consumer, tp, start, stop, timeout_s, what):
 
 
 def preview_rows(target, source, rows, window, syncs, timeout_s, allow_rewind):
-    """Add `preview` (status, re_read, skipped, complete, detail) to every row with a source offset and a position on the
-    target, from the records around it; a row that would skip records becomes would_skip."""
+    """Add `preview` (status, re_read, skipped, missing, complete, detail) to every row with a source offset and a position
+    on the target, from the records around it; a row that would skip records becomes would_skip, one whose records are not
+    all on the target target_behind."""
     target_consumer = target.consumer()
     source_consumer = source.consumer()
     for row in rows:
@@ -264,8 +267,8 @@ def preview_rows(target, source, rows, window, syncs, timeout_s, allow_rewind):
         row["preview"] = result._asdict()
         row["re_read"] = result.re_read
         row["skipped"] = result.skipped
-        if result.status == SKIP:
-            decide_row(row, allow_rewind, skipped=result.skipped)
+        if result.status in (SKIP, NOT_MIRRORED):
+            decide_row(row, allow_rewind, skipped=result.skipped or 0, missing=result.missing or 0)
     return rows
 
 

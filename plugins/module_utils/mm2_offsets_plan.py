@@ -28,8 +28,9 @@ class OffsetsError(Exception):
     """Reading or committing offsets failed, or the options are inconsistent; the message says what, where and what to do."""
 
 
-def decide(translated, target_committed, target_end, active, allow_rewind, skipped=0):
-    """(action, reason) for one row; see ACTIONS. Order: no translation, target behind, skip, up to date, rewind, active, commit."""
+def decide(translated, target_committed, target_end, active, allow_rewind, skipped=0, missing=0):
+    """(action, reason) for one row; see ACTIONS. Order: no translation, target behind (by offsets, then by the preview's
+    records), skip, up to date, rewind, active, commit."""
     if translated is None:
         return NO_TRANSLATION, "no translation: nothing is committed for this partition"
     if target_end is None:
@@ -37,6 +38,10 @@ def decide(translated, target_committed, target_end, active, allow_rewind, skipp
     if translated > target_end:
         return TARGET_BEHIND, (f"translated offset {translated} is past the target end offset {target_end}: "
                                f"the mirror has not copied those records yet (wait for lag 0)")
+    if missing:
+        return TARGET_BEHIND, (f"the source has {missing} record(s) after the last one on the target: the mirror has not copied "
+                               f"them (wait for lag 0; with exactly-once MirrorMaker, transaction markers make a lag computed from "
+                               f"offsets read 0 too early)")
     if skipped:
         return WOULD_SKIP, (f"at target offset {translated} the group would skip {skipped} record(s) it has not consumed: "
                             f"nothing is committed; check the offset syncs and checkpoints (a stale mm2-offset-syncs topic "
@@ -80,10 +85,10 @@ def plan_offsets(rows_in, allow_rewind=False, version=None):
     return rows
 
 
-def decide_row(row, allow_rewind, skipped=0):
-    """Set the row's action and reason (again after a preview found skipped records)."""
+def decide_row(row, allow_rewind, skipped=0, missing=0):
+    """Set the row's action and reason (again after a preview counted skipped or missing records)."""
     action, why = decide(row["translated_offset"], row["target_committed_offset"], row["target_end_offset"], row["active"],
-                         allow_rewind, skipped)
+                         allow_rewind, skipped, missing)
     row["action"] = action
     row["reason"] = row["translation"] if action == NO_TRANSLATION and row["translated_offset"] is None else why
     return row

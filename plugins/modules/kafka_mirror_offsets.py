@@ -280,7 +280,8 @@ offsets:
     preview:
       description:
         - With O(verify=true), what the group meets at the translated position - C(status) (V(exact), V(re_read), V(skip),
-          V(at_end), V(not_mirrored), V(unverified)), C(re_read) and C(skipped) record counts, C(complete) (the target read
+          V(at_end), V(not_mirrored), V(unverified)), C(re_read) and C(skipped) record counts, C(missing) (source records after
+          the last one on the target, not copied yet; the partition is then V(target_behind)), C(complete) (the target read
           reached the end of the partition and no later re-copy goes below the offset) and C(detail).
       type: dict
       returned: when previewed

@@ -34,6 +34,15 @@ def test_transaction_markers_take_offsets_but_are_not_records():
     assert (got.status, got.re_read, got.skipped) == ("re_read", 2, 0)
 
 
+def test_records_not_on_the_target_with_markers_are_missing():
+    """Exactly-once MirrorMaker 3.5+: the target holds source 0..14 at offsets 0..17 plus markers, so its end offset (19)
+    minus the last sync's downstream offset makes an offset-based lag read 0 while source 15..19 are not copied."""
+    target = [(i + i // 4, S[i]) for i in range(15)]
+    got = run(10, 12, target, end=19)
+    assert (got.status, got.re_read, got.skipped, got.missing) == ("not_mirrored", 0, 0, 5)
+    assert "offset 15 on" in got.detail
+
+
 def test_re_copied_records_after_the_position_are_read_again():
     """A MirrorMaker crash re-copied source 5..19 after 0..14: from target 10 the group reads 10..14, then 5..19 again;
     5..9 are records it had consumed on the source (re-read), nothing is skipped."""

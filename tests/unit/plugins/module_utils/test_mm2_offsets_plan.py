@@ -42,6 +42,11 @@ SKIP_TABLE = [
 ]
 
 
+def test_decide_with_records_missing_on_the_target():
+    action, reason = mo.decide(5, None, 10, False, False, skipped=0, missing=4)
+    assert action == mo.TARGET_BEHIND and "4 record(s)" in reason and "transaction markers" in reason
+
+
 @pytest.mark.parametrize("translated, committed, end, active, allow_rewind, action", DECIDE_TABLE)
 def test_decide(translated, committed, end, active, allow_rewind, action):
     got, reason = mo.decide(translated, committed, end, active, allow_rewind)
