@@ -449,4 +449,3 @@ def required_features(model):
         "exactly_once": bool(model["exactly_once"]),
     }
     return [feature for feature in FEATURES if used[feature]]
-

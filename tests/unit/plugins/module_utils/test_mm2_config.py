@@ -301,4 +301,3 @@ def test_required_features_of_the_default_model_and_of_mm1():
     assert required_features(model()) == ["mm2"]
     assert required_features(model(engine="mm1", replication_policy="identity")) == []
     assert required_features(model(exactly_once=True)) == ["mm2", "dedicated_rest", "exactly_once"]
-
