@@ -7,7 +7,7 @@ SANDBOX_DIR ?= $(CURDIR)/.sandbox
 PROVIDER ?= noida
 KEEP ?= 0
 
-# ansible-doc, molecule and the tests find the collection through this path (toolchain.md #3).
+# ansible-doc, molecule and the tests find the collection through this path (docs/reference/toolchain.md #3).
 ifeq ($(notdir $(abspath $(CURDIR)/../..)),ansible_collections)
 COLLECTIONS_PATH := $(abspath $(CURDIR)/../../..)
 else

@@ -7,7 +7,7 @@ same data in the same run, peak driver memory at two sizes, and a kcat dump + so
 Starts a noida sandbox on 127.<net>.<subnet>.x / 127.<net>.<subnet + 1>.x, writes N keyed records with headers per size
 to the primary, mirrors them to `primary.<topic>` on the secondary partition by partition, then measures. The sandbox is
 stopped at the end. Figures are printed and written as JSON to bench/results/validation-<provider>.json.
-On noida, about 1M records per side is the practical maximum (reference/test-brokers.md); tansu keeps records in
+On noida, about 1M records per side is the practical maximum (docs/reference/test-brokers.md); tansu keeps records in
 memory and holds more. With --baseline-rev, the job as it was at that git revision validates the same data in the
 same run, so the speed-up is a side-by-side ratio.
 """

@@ -14,7 +14,7 @@ FILE_NAME = "broker-config.json"
 HDINSIGHT_DEFAULTS = {"auto.create.topics.enable": "false"}
 
 # An IP-advertising snippet ends by appending an advertised.listeners line built from $IP_ADDRESS to
-# server.properties: the runbook's hard-codes PLAINTEXT://$IP_ADDRESS (reference/ambari-api.md), others keep each
+# server.properties: the runbook's hard-codes PLAINTEXT://$IP_ADDRESS (docs/reference/ambari-api.md), others keep each
 # listener's name and put $IP_ADDRESS in as the host. Its presence in kafka-env is what turns IP advertising on.
 _IP_ADVERTISING = re.compile(r"advertised\.listeners=.*\$\{?IP_ADDRESS\b.*>>", re.IGNORECASE)
 

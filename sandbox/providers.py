@@ -1,4 +1,4 @@
-"""Kafka-protocol broker providers for the sandbox (reference/test-brokers.md), one class each.
+"""Kafka-protocol broker providers for the sandbox (docs/reference/test-brokers.md), one class each.
 
 A provider turns a broker's place in the topology plus the cluster's current broker-config.json into
 the command line that `python -m sandbox.broker` execs. Provider quirks are handled here, never in

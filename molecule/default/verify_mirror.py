@@ -13,7 +13,7 @@ import time
 
 from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
 
-# Sandbox quirks (reference/test-brokers.md): noida answers a fetch with the whole topic, so the
+# Sandbox quirks (docs/reference/test-brokers.md): noida answers a fetch with the whole topic, so the
 # receive cap is raised; kafka-python 3.0.12 breaks on noida's DescribeCluster v0, so the API version is pinned.
 CLIENT = {"api_version": (2, 7), "receive_message_max_bytes": 1024 * 1024 * 1024, "request_timeout_ms": 30000}
 

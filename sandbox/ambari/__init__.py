@@ -1,4 +1,4 @@
-"""An emulator of the Ambari v1 REST API subset kafkaops.mirror uses (reference/ambari-api.md).
+"""An emulator of the Ambari v1 REST API subset kafkaops.mirror uses (docs/reference/ambari-api.md).
 
 `python -m sandbox.ambari --config <json>` with keys: host, port, cluster_name, username, password,
 hosts ([{host_name, ip, components: [KAFKA_BROKER | ZOOKEEPER_SERVER | ZOOKEEPER_CLIENT]}]),

@@ -1,4 +1,4 @@
-"""Offline stand-in for the get-pip script `ansible-test sanity --venv` downloads (toolchain.md #1).
+"""Offline stand-in for the get-pip script `ansible-test sanity --venv` downloads (docs/reference/toolchain.md #1).
 
 ansible-test runs it as `python get_pip_<version>.py <pip install options> pip==<version> ...` inside a
 fresh venv; this bootstraps pip from the interpreter's bundled wheel instead of the internet, then

@@ -1,4 +1,4 @@
-"""API conformance of the sandbox's Ambari emulator (reference/ambari-api.md)."""
+"""API conformance of the sandbox's Ambari emulator (docs/reference/ambari-api.md)."""
 from __future__ import annotations
 
 import json

@@ -19,7 +19,7 @@ def main(bootstrap, command, *args):
     if command == "produce":
         producer = KafkaProducer(bootstrap_servers=bootstrap, linger_ms=0, request_timeout_ms=10000)
         for index in range(int(args[1])):
-            # One record per request: tansu's ListOffsets is wrong for multi-record batches (reference/test-brokers.md).
+            # One record per request: tansu's ListOffsets is wrong for multi-record batches (docs/reference/test-brokers.md).
             producer.send(args[0], key=b"k%d" % index, value=b"v%d" % index, partition=0).get(timeout=10)
         producer.close()
         return {"produced": int(args[1])}

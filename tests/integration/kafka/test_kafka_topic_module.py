@@ -65,7 +65,7 @@ def test_config_change_touches_only_given_keys_and_compares_normalized_values(ta
 
 
 def test_partition_increase(target):
-    skip_on(target, "tansu", "no CreatePartitions API (reference/test-brokers.md)")
+    skip_on(target, "tansu", "no CreatePartitions API (docs/reference/test-brokers.md)")
     name = target.unique("grow")
     target.run("kafka_topic", dict(name=name, partitions=2))
     planned = target.run("kafka_topic", dict(name=name, partitions=5), check=True, diff=True)

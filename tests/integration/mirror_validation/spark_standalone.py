@@ -22,7 +22,7 @@ MASTER_URL = "spark://%s:%d" % (MASTER_IP, MASTER_PORT)
 
 
 def _start(command, bind_ip, log):
-    # SPARK_LOCAL_IP: bind to this loopback address, not the outer interface (toolchain.md #7).
+    # SPARK_LOCAL_IP: bind to this loopback address, not the outer interface (docs/reference/toolchain.md #7).
     env = dict(os.environ, SPARK_LOCAL_IP=bind_ip, SPARK_NO_DAEMONIZE="1")
     return subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
 

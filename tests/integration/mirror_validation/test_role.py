@@ -24,7 +24,7 @@ def run_role(sandbox, tmp_path, check=False, **variables):
         "mirror_validation_python": sys.executable,  # the test venv: pyspark plus both Kafka clients
         "mirror_validation_spark_master": "local[2]",
         "mirror_validation_spark_conf": {"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "2", "spark.driver.memory": "512m"},
-        "mirror_validation_environment": {"SPARK_LOCAL_IP": "127.0.0.1"},  # toolchain.md #7
+        "mirror_validation_environment": {"SPARK_LOCAL_IP": "127.0.0.1"},  # docs/reference/toolchain.md #7
         "mirror_validation_receive_max_bytes": 200 * 1024 * 1024,  # Quirk (noida-db 0.2.3): unbounded fetch replies
         "mirror_validation_catch_up_timeout": 2,
         "mirror_validation_catch_up_interval": 1,

@@ -12,7 +12,7 @@ from validation_runs import COMBINED_ARGUMENTS, comparable, scenario_regex as re
 pytestmark = [
     pytest.mark.integration,
     pytest.mark.spark,
-    # kafka-python 3.0.12 reads its protocol schemas with importlib.resources.read_text (toolchain.md #9)
+    # kafka-python 3.0.12 reads its protocol schemas with importlib.resources.read_text (docs/reference/toolchain.md #9)
     pytest.mark.filterwarnings("ignore:open_text is deprecated:DeprecationWarning"),
 ]
 CLASSES = ("missing", "duplicates", "unexpected", "order_violations", "expired", "anchor_mismatches", "checkpoint_violations")

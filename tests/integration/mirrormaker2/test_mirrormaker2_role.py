@@ -238,7 +238,7 @@ def test_group_offsets_not_synced_while_the_group_is_active_on_the_target(mirror
     from kafka.structs import OffsetAndMetadata
 
     remote = TopicPartition("primary.mm2t-orders", 0)
-    # One member only: noida-db breaks with two consumers in one group (reference/test-brokers.md).
+    # One member only: noida-db breaks with two consumers in one group (docs/reference/test-brokers.md).
     active = KafkaConsumer(bootstrap_servers=mirror.secondary, group_id="mm2t-active", enable_auto_commit=False,
                            api_version=kafka_io.API_VERSION, receive_message_max_bytes=kafka_io.RECEIVE_MAX)
     admin = KafkaAdminClient(bootstrap_servers=mirror.secondary, api_version=kafka_io.API_VERSION)

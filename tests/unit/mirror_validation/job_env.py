@@ -16,7 +16,7 @@ def import_job_package():
 
 
 def local_spark(app, cores=2, shuffle_partitions=2):
-    """A small local Spark; toolchain.md #7: bind to loopback, no UI, ~0.5 GB."""
+    """A small local Spark; docs/reference/toolchain.md #7: bind to loopback, no UI, ~0.5 GB."""
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     # Executors' Python workers must have the same interpreter (and Kafka clients) as the tests.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)

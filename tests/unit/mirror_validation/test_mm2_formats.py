@@ -1,4 +1,4 @@
-"""Decoders against the test vectors of reference/mm2-records.md (Apache Kafka's byte layouts)."""
+"""Decoders against the test vectors of docs/reference/mm2-records.md (Apache Kafka's byte layouts)."""
 import pytest
 
 from mirror_validation.mm2_formats import RecordFormatError, decode_checkpoint, decode_offset_sync

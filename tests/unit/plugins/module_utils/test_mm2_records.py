@@ -1,4 +1,4 @@
-"""MirrorMaker 2 record codec against the reference test vectors (reference/mm2-records.md)."""
+"""MirrorMaker 2 record codec against the reference test vectors (docs/reference/mm2-records.md)."""
 import pytest
 
 from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_records import (
