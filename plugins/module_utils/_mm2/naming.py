@@ -129,10 +129,6 @@ class ReplicationPolicy:
         """offsetSyncsTopic (MirrorConnectorConfig.offsetSyncsTopic before 3.1); FlowNames chooses the alias."""
         return "mm2-offset-syncs%s%s%sinternal" % (self.internal_separator, cluster_alias, self.internal_separator)
 
-    def is_checkpoints_topic(self, topic):
-        """isCheckpointsTopic."""
-        return topic.endswith("%scheckpoints%sinternal" % (self.internal_separator, self.internal_separator))
-
     def is_internal_topic(self, topic):
         """isInternalTopic: Kafka's (`__`, `.`), Connect's (`.internal`, `-internal`) and, from 3.1, `<separator>internal`."""
         if topic.startswith("__") or topic.startswith(".") or topic.endswith(".internal") or topic.endswith("-internal"):

@@ -139,7 +139,6 @@ def test_internal_topic_names(version, separator, enabled, checkpoints, offset_s
     policy = ReplicationPolicy("default", separator, version, internal_separator_enabled=enabled)
     assert policy.checkpoints_topic("A") == checkpoints
     assert policy.offset_syncs_topic("B") == offset_syncs
-    assert policy.is_checkpoints_topic(checkpoints)
 
 
 def test_identity_policy_uses_the_separator_in_internal_names():
