@@ -292,3 +292,39 @@ def test_validated_topics_are_the_replicated_data_topics_the_validation_selects(
     assert validated_topics(names, ".*", r"tmp\..*, .*-dlq", flow) == ["mm2-orders", "orders", "payments"]
     # Without the target alias no cycle can be seen: secondary.orders would be replicated back by MM2 only if it came from elsewhere.
     assert "secondary.orders" in validated_topics(names, ".*", None, FlowNames("primary", None))
+
+
+def _declared_choices():
+    """(where, option, choices) of every replication-policy and offset-syncs-location option the collection declares in YAML."""
+    import ast
+    from pathlib import Path
+
+    import yaml
+
+    root = Path(__file__).resolve().parents[4]
+    found = []
+    for spec_file in sorted(root.glob("roles/*/meta/argument_specs.yml")):
+        for entry in (yaml.safe_load(spec_file.read_text())["argument_specs"] or {}).values():
+            for name, option in (entry.get("options") or {}).items():
+                found.append((str(spec_file.relative_to(root)), name, option.get("choices")))
+    for module in sorted(root.glob("plugins/modules/*.py")):
+        for node in ast.parse(module.read_text()).body:
+            if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", None) == "DOCUMENTATION":
+                options = yaml.safe_load(node.value.value).get("options") or {}
+                found.extend((str(module.relative_to(root)), name, option.get("choices")) for name, option in options.items())
+    return found
+
+
+def test_every_declared_policy_and_location_choice_is_the_vocabularys():
+    """YAML cannot import POLICIES: each declaration must list exactly the vocabulary's values, and carry them."""
+    from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import OFFSET_SYNCS_LOCATIONS, POLICIES
+
+    checked = 0
+    for where, name, choices in _declared_choices():
+        if name.endswith("replication_policy"):
+            assert choices == list(POLICIES), (where, name)
+            checked += 1
+        elif name.endswith("offset_syncs_topic_location") or name.endswith("offset_syncs_location"):
+            assert choices == list(OFFSET_SYNCS_LOCATIONS), (where, name)
+            checked += 1
+    assert checked >= 8
