@@ -163,7 +163,7 @@ def evaluate(facts, expectations):
     findings = []
     if not facts["bootstrap_reachable"]:
         findings.append(finding("error", "bootstrap", alias, f"cluster {alias}: no metadata from {', '.join(facts['bootstrap_servers'])} "
-                                                              f"(from {facts['probed_from']}): {facts['bootstrap_error']}",
+                                                             f"(from {facts['probed_from']}): {facts['bootstrap_error']}",
                                 "check kafka_bootstrap_servers, that the brokers run and that the port is open from the MirrorMaker host; "
                                 "names of the other cluster's nodes resolve there only after role kafkaops.mirror.hosts_sync"))
         return findings
@@ -187,7 +187,7 @@ def evaluate(facts, expectations):
         info = features.get(feature)
         if info is None:
             findings.append(finding("error", "version_gate", alias, f"unknown MirrorMaker feature {feature!r} requested "
-                                                                     f"(known: {', '.join(sorted(features))})"))
+                                                                    f"(known: {', '.join(sorted(features))})"))
         elif info["supported"] is False:
             findings.append(finding("error", "version_gate", alias,
                                     f"cluster {alias}: {info['label']} is requested but needs Kafka {info['since']}+ ({info['kip']}); "
@@ -238,7 +238,7 @@ def _creation_findings(facts, expectations, alias):
     expected = expectations.get("expected_topics") or []
     if facts["can_create_topics"]:
         return [finding("info", "topic_creation", alias, f"cluster {alias}: topics can be created (CreateTopics dry run accepted; "
-                                                          f"auto.create.topics.enable={auto_create if auto_create is not None else 'unknown'})")]
+                                                         f"auto.create.topics.enable={auto_create if auto_create is not None else 'unknown'})")]
     if facts["can_create_topics"] is False:
         severity = "warning" if expected and expectations.get("expected_topics_present") else "error"
         return [finding(severity, "topic_creation", alias,

@@ -33,8 +33,8 @@ def test_missing_settings_name_group_variable_and_host():
 @pytest.mark.parametrize("location, syncs_on", [("source", "primary"), ("target", "secondary")])
 def test_cluster_checks_put_each_factor_where_mirrormaker_creates_the_topic(location, syncs_on):
     topics = [{"name": "orders", "replication_factor": 2}, {"name": "logs", "replication_factor": -1}, {"name": "plain"}]
-    checks = {c["alias"]: c for c in cluster_checks(CLUSTERS, "secondary", "primary", location, "auto", 3, topics,
-                                                   {"primary": {"extra": 1}}, ["mm2", "exactly_once", "mm2"])}
+    found = cluster_checks(CLUSTERS, "secondary", "primary", location, "auto", 3, topics, {"primary": {"extra": 1}}, ["mm2", "exactly_once", "mm2"])
+    checks = {c["alias"]: c for c in found}
     target, source = checks["secondary"], checks["primary"]
     assert target["role"] == "target" and source["role"] == "source"
     assert target["replication_factors"] == {"remote topics (mirrormaker2_replication_factor)": "auto", "kafka_topics_list orders": 2}
