@@ -16,7 +16,8 @@ from __future__ import annotations
 import difflib
 import re
 
-from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_versions import KafkaVersion
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import INTERNAL_SEPARATOR_SWITCH_SINCE
+from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_versions import FEATURES, KafkaVersion
 
 # KIP-629: the include/exclude spelling of the MM2 filters appeared in Kafka 2.7.
 EXCLUDE_KEYS_SINCE = KafkaVersion.parse("2.7")
@@ -58,23 +59,23 @@ KEYS_SINCE = {
     "topics.exclude": (EXCLUDE_KEYS_SINCE, "KIP-629, MirrorConnectorConfig.TOPICS_EXCLUDE"),
     "groups.exclude": (EXCLUDE_KEYS_SINCE, "KIP-629, MirrorConnectorConfig.GROUPS_EXCLUDE"),
     "config.properties.exclude": (EXCLUDE_KEYS_SINCE, "KIP-629, MirrorConnectorConfig.CONFIG_PROPERTIES_EXCLUDE"),
-    "sync.group.offsets.enabled": (KafkaVersion(2, 7, 0), "KIP-545, MirrorConnectorConfig.SYNC_GROUP_OFFSETS_ENABLED"),
-    "sync.group.offsets.interval.seconds": (KafkaVersion(2, 7, 0), "KIP-545, MirrorConnectorConfig.SYNC_GROUP_OFFSETS_INTERVAL_SECONDS"),
-    "offset-syncs.topic.location": (KafkaVersion(3, 0, 0), "KIP-716, MirrorConnectorConfig.OFFSET_SYNCS_TOPIC_LOCATION"),
+    "sync.group.offsets.enabled": (FEATURES["sync_group_offsets"][0], "KIP-545, MirrorConnectorConfig.SYNC_GROUP_OFFSETS_ENABLED"),
+    "sync.group.offsets.interval.seconds": (FEATURES["sync_group_offsets"][0], "KIP-545, MirrorConnectorConfig.SYNC_GROUP_OFFSETS_INTERVAL_SECONDS"),
+    "offset-syncs.topic.location": (FEATURES["offset_syncs_location"][0], "KIP-716, MirrorConnectorConfig.OFFSET_SYNCS_TOPIC_LOCATION"),
     "exactly.once.support": (KafkaVersion(3, 3, 0), "KIP-618, SourceConnectorConfig.EXACTLY_ONCE_SUPPORT_CONFIG"),
     "transaction.boundary": (KafkaVersion(3, 3, 0), "KIP-618, SourceConnectorConfig.TRANSACTION_BOUNDARY_CONFIG"),
     "forwarding.admin.class": (KafkaVersion(3, 4, 0), "KIP-787, MirrorClientConfig.FORWARDING_ADMIN_CLASS"),
     # Before 3.5 dedicated MirrorMaker runs no REST server (MirrorMaker.java), so worker REST settings are not read, and
     # exactly-once source support needs that server (KIP-710) to fence zombie tasks.
-    "dedicated.mode.enable.internal.rest": (KafkaVersion(3, 5, 0), "KIP-710, MirrorMakerConfig.ENABLE_INTERNAL_REST_CONFIG"),
-    "listeners": (KafkaVersion(3, 5, 0), "KIP-710, the REST server of dedicated MirrorMaker"),
-    "listeners.https.": (KafkaVersion(3, 5, 0), "KIP-710, the REST server of dedicated MirrorMaker"),
-    "rest.": (KafkaVersion(3, 5, 0), "KIP-710, the REST server of dedicated MirrorMaker"),
-    "exactly.once.source.support": (KafkaVersion(3, 5, 0), "KIP-618 in dedicated MirrorMaker, which needs KIP-710"),
+    "dedicated.mode.enable.internal.rest": (FEATURES["dedicated_rest"][0], "KIP-710, MirrorMakerConfig.ENABLE_INTERNAL_REST_CONFIG"),
+    "listeners": (FEATURES["dedicated_rest"][0], "KIP-710, the REST server of dedicated MirrorMaker"),
+    "listeners.https.": (FEATURES["dedicated_rest"][0], "KIP-710, the REST server of dedicated MirrorMaker"),
+    "rest.": (FEATURES["dedicated_rest"][0], "KIP-710, the REST server of dedicated MirrorMaker"),
+    "exactly.once.source.support": (FEATURES["exactly_once"][0], "KIP-618 in dedicated MirrorMaker, which needs KIP-710"),
     "use.incremental.alter.configs": (KafkaVersion(3, 5, 0), "KIP-894, MirrorSourceConfig.USE_INCREMENTAL_ALTER_CONFIGS"),
     "add.source.alias.to.metrics": (KafkaVersion(3, 5, 0), "MirrorSourceConfig.ADD_SOURCE_ALIAS_TO_METRICS"),
     "replication.policy.internal.topic.separator.enabled": (
-        KafkaVersion(3, 5, 2), "KAFKA-15102, MirrorClientConfig.INTERNAL_TOPIC_SEPARATOR_ENABLED"),
+        KafkaVersion(*INTERNAL_SEPARATOR_SWITCH_SINCE), "KAFKA-15102, MirrorClientConfig.INTERNAL_TOPIC_SEPARATOR_ENABLED"),
     "emit.offset-syncs.enabled": (KafkaVersion(3, 9, 0), "MirrorConnectorConfig.EMIT_OFFSET_SYNCS_ENABLED"),
 }
 # MM2 never had *.whitelist keys; the include list is the plain `topics` / `groups` key.

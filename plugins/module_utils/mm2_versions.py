@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 from collections import namedtuple
 
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import OFFSET_SYNCS_LOCATION_SINCE
+
 
 class KafkaVersion(namedtuple("KafkaVersion", "major minor patch")):
     __slots__ = ()
@@ -27,7 +29,7 @@ FEATURES = {
     "mm2": (KafkaVersion(2, 4, 0), "KIP-382"),
     "sync_group_offsets": (KafkaVersion(2, 7, 0), "KIP-545"),
     "identity_policy": (KafkaVersion(3, 0, 0), "KAFKA-9726"),
-    "offset_syncs_location": (KafkaVersion(3, 0, 0), "KIP-716"),
+    "offset_syncs_location": (KafkaVersion(*OFFSET_SYNCS_LOCATION_SINCE), "KIP-716"),
     "dedicated_rest": (KafkaVersion(3, 5, 0), "KIP-710"),
     "exactly_once": (KafkaVersion(3, 5, 0), "KIP-618/KIP-656"),
 }
