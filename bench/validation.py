@@ -1,5 +1,6 @@
 """Benchmark of the mirror validation job: throughput against the raw consume rate of the same client on the
-same data in the same run, peak driver memory at two sizes, and a kcat dump + sort + diff pipeline for reference.
+same data in the same run, peak memory of the JVM, the Python driver and the largest Python executor worker at two
+sizes, and a kcat dump + sort + diff pipeline for reference.
 
     .venv/bin/python bench/validation.py [--sizes 200000 1000000] [--partitions 8] [--net 50] [--subnet 5]
         [--provider noida|tansu] [--baseline-rev GIT_REV]
@@ -116,8 +117,30 @@ def peak_rss_mb(pid):
     return 0.0
 
 
+def descendants(pid):
+    """{pid: command line} of every process below `pid`."""
+    children = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+                children.setdefault(parent, []).append(int(entry.name))
+            except (OSError, IndexError, ValueError):
+                continue
+    found, todo = {}, [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            try:
+                found[child] = (Path("/proc/%d/cmdline" % child).read_bytes().replace(b"\0", b" ").decode(errors="replace"))
+            except OSError:
+                continue
+            todo.append(child)
+    return found
+
+
 def validate(source, target, topic, work, job=JOB, label="current"):
-    """spark-submit the job in local[2] as the role would; returns (wall seconds, report, peak JVM RSS MB)."""
+    """spark-submit the job in local[2] as the role would; returns (wall seconds, report, {peak RSS MB of the JVM,
+    of the Python driver, of the largest Python executor worker})."""
     report_path = work / ("report-%s-%s.json" % (topic, label))
     env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1", PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable)
     command = [str(Path(sys.executable).parent / "spark-submit"), "--master", "local[2]", "--conf", "spark.ui.enabled=false",
@@ -127,11 +150,15 @@ def validate(source, target, topic, work, job=JOB, label="current"):
                "--report", str(report_path)]
     started = time.monotonic()
     process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)  # pylint: disable=consider-using-with
-    jvm_peak = [0.0]
+    peaks = {"jvm": 0.0, "python_driver": 0.0, "python_executor": 0.0}
 
     def sample():
         while process.poll() is None:
-            jvm_peak[0] = max(jvm_peak[0], peak_rss_mb(process.pid))
+            peaks["jvm"] = max(peaks["jvm"], peak_rss_mb(process.pid))
+            for pid, command in descendants(process.pid).items():
+                kind = "python_executor" if "pyspark.daemon" in command else "python_driver" if "validate_mirror.py" in command else None
+                if kind:
+                    peaks[kind] = max(peaks[kind], peak_rss_mb(pid))
             time.sleep(0.5)
 
     sampler = threading.Thread(target=sample, daemon=True)
@@ -141,7 +168,7 @@ def validate(source, target, topic, work, job=JOB, label="current"):
     wall = time.monotonic() - started
     if process.returncode != 0:
         raise RuntimeError("validation of %s exited %d:\n%s" % (topic, process.returncode, output[-3000:]))
-    return wall, json.loads(report_path.read_text()), jvm_peak[0]
+    return wall, json.loads(report_path.read_text()), peaks
 
 
 def kcat_pipeline(source, target, topic, remote, work):
@@ -184,7 +211,7 @@ def measure(state, size, partitions, work, provider, baseline):
     raw = consume(source, topic, partitions) + consume(target, remote, partitions)
     raw_rate = raw / (time.monotonic() - started)
 
-    wall, report, jvm_peak = validate(source, target, topic, work)
+    wall, report, peaks = validate(source, target, topic, work)
     kcat_s, kcat_diff = kcat_pipeline(source, target, topic, remote, work)
     records = report["records_read"]
     compared = {}
@@ -209,8 +236,11 @@ def measure(state, size, partitions, work, provider, baseline):
         "ratio_job_vs_raw": round(report["records_per_s"] / raw_rate, 3),
         "ratio_wall_vs_raw": round(records / wall / raw_rate, 3),
         "driver_python_peak_rss_mb": report["driver_peak_rss_mb"],
-        "local_jvm_peak_rss_mb_driver_plus_executors": round(jvm_peak, 1),
+        "driver_python_peak_rss_mb_sampled": round(peaks["python_driver"], 1),
+        "executor_python_peak_rss_mb": round(peaks["python_executor"], 1),
+        "local_jvm_peak_rss_mb_driver_plus_executors": round(peaks["jvm"], 1),
         "kcat_dump_sort_diff_s": round(kcat_s, 1) if kcat_s else None,
+        "ratio_wall_vs_kcat": round(wall / kcat_s, 2) if kcat_s else None,
         "kcat_rec_s": int(2 * size / kcat_s) if kcat_s else None,
         "kcat_differing_lines": kcat_diff,
         "client": report["client"],
@@ -242,13 +272,15 @@ def main():
     out = REPO / "bench" / "results"
     out.mkdir(parents=True, exist_ok=True)
     (out / ("validation-%s.json" % args.provider)).write_text(json.dumps(results, indent=2))
-    header = ("records", "raw rec/s", "job rec/s", "ratio", "wall rec/s", "py drv MB", "local JVM MB", "kcat rec/s", "baseline ratio")
-    print("\n%-10s %12s %12s %8s %10s %10s %12s %10s %14s" % header)
+    header = ("records", "raw rec/s", "job rec/s", "ratio", "base ratio", "wall s", "dump+sort+diff s", "wall/dump", "py drv MB",
+              "py exec MB", "JVM MB")
+    print("\n%-10s %10s %10s %7s %10s %7s %16s %9s %9s %10s %7s" % header)
     for row in results:
-        print("%-10d %12d %12d %8.3f %10d %10.1f %12.1f %10s %14s" % (
+        print("%-10d %10d %10d %7.3f %10s %7.1f %16s %9s %9.1f %10.1f %7.1f" % (
             row["records_per_side"], row["raw_consume_rec_s"], row["validator_job_rec_s"], row["ratio_job_vs_raw"],
-            row["validator_wall_rec_s"], row["driver_python_peak_rss_mb"], row["local_jvm_peak_rss_mb_driver_plus_executors"],
-            row["kcat_rec_s"], row.get("baseline_ratio_job_vs_raw", "-")))
+            row.get("baseline_ratio_job_vs_raw", "-"), row["validator_wall_s_with_jvm_start"], row["kcat_dump_sort_diff_s"],
+            row["ratio_wall_vs_kcat"], row["driver_python_peak_rss_mb_sampled"], row["executor_python_peak_rss_mb"],
+            row["local_jvm_peak_rss_mb_driver_plus_executors"]))
 
 
 if __name__ == "__main__":

@@ -1,8 +1,14 @@
-"""spark-submit entry point of the mirror validation job; everything else lives in mirror_validation/."""
+"""spark-submit entry point of the mirror validation job; everything else lives in mirror_validation/.
+
+The role ships the package as mirror_validation.zip next to this script (and to the executors with --py-files);
+run from a source tree, the package directory next to this script is used.
+"""
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+ARCHIVE = os.path.join(HERE, "mirror_validation.zip")
+sys.path.insert(0, ARCHIVE if os.path.exists(ARCHIVE) else HERE)
 
 from mirror_validation.cli import main  # noqa: E402  pylint: disable=wrong-import-position
 

@@ -1,4 +1,6 @@
-"""A Spark standalone cluster from pyspark's own classes: one master and two workers on 127.50.0.x.
+"""A Spark standalone cluster from pyspark's own classes: one master and two workers on 127.<net>.0.1-3, inside the
+test's own sandbox block (the sandbox's clusters use third octets 1 and up), so that two runs on different nets
+never meet.
 
 Every process is started here and stopped by its PID at the end.
 """
@@ -16,9 +18,13 @@ from pathlib import Path
 import pyspark
 
 SPARK_CLASS = str(Path(pyspark.__file__).parent / "bin" / "spark-class")
-MASTER_IP, WORKER_IPS = "127.50.0.1", ("127.50.0.2", "127.50.0.3")
 MASTER_PORT, MASTER_UI_PORT = 7077, 8090
-MASTER_URL = "spark://%s:%d" % (MASTER_IP, MASTER_PORT)
+WORKERS = 2
+
+
+def addresses(net):
+    """(master IP, worker IPs) in sandbox block 127.<net>.0.0/16."""
+    return "127.%d.0.1" % net, tuple("127.%d.0.%d" % (net, 2 + number) for number in range(WORKERS))
 
 
 def _start(command, bind_ip, log):
@@ -27,9 +33,9 @@ def _start(command, bind_ip, log):
     return subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
 
 
-def _alive_workers():
+def _alive_workers(master_ip):
     try:
-        with urllib.request.urlopen("http://%s:%d/json/" % (MASTER_IP, MASTER_UI_PORT), timeout=2) as response:
+        with urllib.request.urlopen("http://%s:%d/json/" % (master_ip, MASTER_UI_PORT), timeout=2) as response:
             return json.load(response).get("aliveworkers", 0)
     except OSError:
         return 0
@@ -42,30 +48,32 @@ def _port_open(host, port):
 
 
 @contextmanager
-def standalone_cluster(work_dir: Path, timeout_s: float = 180.0):
-    """Yield the master URL once both workers are registered; stop all three processes afterwards."""
-    if _port_open(MASTER_IP, MASTER_PORT):
-        raise RuntimeError("%s:%d is in use: a Spark master from an earlier run is still up" % (MASTER_IP, MASTER_PORT))
+def standalone_cluster(work_dir: Path, net: int, timeout_s: float = 180.0):
+    """Yield (master URL, master IP) once both workers are registered; stop all three processes afterwards."""
+    master_ip, worker_ips = addresses(net)
+    master_url = "spark://%s:%d" % (master_ip, MASTER_PORT)
+    if _port_open(master_ip, MASTER_PORT):
+        raise RuntimeError("%s:%d is in use: a Spark master from an earlier run is still up" % (master_ip, MASTER_PORT))
     processes, logs = [], []
     try:
         log = open(work_dir / "master.log", "wb")  # pylint: disable=consider-using-with
         logs.append(log)
-        processes.append(_start([SPARK_CLASS, "org.apache.spark.deploy.master.Master", "--host", MASTER_IP, "--port", str(MASTER_PORT),
-                                 "--webui-port", str(MASTER_UI_PORT)], MASTER_IP, log))
-        for number, ip in enumerate(WORKER_IPS, start=1):
+        processes.append(_start([SPARK_CLASS, "org.apache.spark.deploy.master.Master", "--host", master_ip, "--port", str(MASTER_PORT),
+                                 "--webui-port", str(MASTER_UI_PORT)], master_ip, log))
+        for number, ip in enumerate(worker_ips, start=1):
             worker_dir = work_dir / ("worker%d" % number)
             worker_dir.mkdir()
             log = open(work_dir / ("worker%d.log" % number), "wb")  # pylint: disable=consider-using-with
             logs.append(log)
             processes.append(_start([SPARK_CLASS, "org.apache.spark.deploy.worker.Worker", "--host", ip, "--cores", "1", "--memory", "1g",
-                                     "--webui-port", str(MASTER_UI_PORT + number), "--work-dir", str(worker_dir), MASTER_URL], ip, log))
+                                     "--webui-port", str(MASTER_UI_PORT + number), "--work-dir", str(worker_dir), master_url], ip, log))
         deadline = time.monotonic() + timeout_s
-        while _alive_workers() < len(WORKER_IPS):
+        while _alive_workers(master_ip) < len(worker_ips):
             dead = [p.args[1] for p in processes if p.poll() is not None]
             if dead or time.monotonic() > deadline:
                 raise RuntimeError("Spark standalone cluster did not come up (%s); logs in %s" % (dead or "timeout", work_dir))
             time.sleep(1)
-        yield MASTER_URL
+        yield master_url, master_ip
     finally:
         for process in processes:
             if process.poll() is None:

@@ -10,13 +10,16 @@ import pytest
 import yaml
 from ansible_runner import run_playbook
 
+from job_env import JOB_FILES
+from mirror_validation.archive import write_archive
 from validation_runs import COMBINED_ARGUMENTS, comparable, scenario_regex
-from spark_standalone import MASTER_IP, standalone_cluster
+from spark_standalone import standalone_cluster
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 ROLE = "kafkaops.mirror.mirror_validation : "
 SUMMARY = ROLE + "Show the validation summary"
 VERDICT = ROLE + "Fail when the mirror has defects or could not be validated"
+SHIP = ROLE + "Copy the job's entry script and package archive"
 
 
 def run_role(sandbox, tmp_path, check=False, **variables):
@@ -64,13 +67,13 @@ def fetched_report(sandbox, tmp_path):
 
 def test_standalone_cluster_gives_the_same_report_as_local_mode(sandbox, mirrors, combined, tmp_path):
     _other, local_report = combined
-    with standalone_cluster(tmp_path) as master:
+    with standalone_cluster(tmp_path, sandbox["net"]) as (master, master_ip):
         play = run_role(sandbox, tmp_path, mirror_validation_topics=scenario_regex(mirrors),
                         mirror_validation_max_duplicate_ratio=float(COMBINED_ARGUMENTS[1]), mirror_validation_fail_on_defects=False,
-                        mirror_validation_spark_master=master, mirror_validation_environment={"SPARK_LOCAL_IP": MASTER_IP},
-                        # ranges of 50 offsets packed into tasks of ~1000: a handful of tasks for both workers
-                        mirror_validation_slice_records=50, mirror_validation_task_records=1000,
-                        mirror_validation_spark_conf={"spark.driver.host": MASTER_IP, "spark.executor.memory": "512m",
+                        mirror_validation_spark_master=master, mirror_validation_environment={"SPARK_LOCAL_IP": master_ip},
+                        # partition pairs packed into tasks of ~1000 offsets: a handful of tasks for both workers
+                        mirror_validation_task_records=1000,
+                        mirror_validation_spark_conf={"spark.driver.host": master_ip, "spark.executor.memory": "512m",
                                                       "spark.driver.memory": "512m", "spark.sql.shuffle.partitions": "2"})
     assert not play.failed, play.stdout[-3000:]
     report = fetched_report(sandbox, tmp_path)
@@ -83,12 +86,23 @@ def test_standalone_cluster_gives_the_same_report_as_local_mode(sandbox, mirrors
 
 
 def test_defects_fail_the_play_with_the_reason(sandbox, mirrors, tmp_path):
+    """Also: the job ships as one archive, which replaces the package directory of earlier versions and is not
+    copied again while it is unchanged (the check-mode re-run would copy it otherwise)."""
+    stale = tmp_path / "host-work" / "job" / "mirror_validation"
+    stale.mkdir(parents=True)
+    (stale / "job.py").write_text("raise SystemExit('the package directory of an earlier version was imported')\n")
     play = run_role(sandbox, tmp_path, mirror_validation_topics=scenario_regex(mirrors, "loss"))
     assert play.failed
     verdict = play.task(VERDICT)
     assert verdict.get("failed") and "found defects" in verdict["msg"] and "missing 1" in verdict["msg"]
     report = fetched_report(sandbox, tmp_path)
     assert (report["exit_code"], report["topics"][0]["totals"]["missing"]) == (1, 1)
+    assert play.task(SHIP)["changed"] and not stale.exists()
+    write_archive(str(JOB_FILES / "mirror_validation"), str(tmp_path / "fresh.zip"))
+    assert (tmp_path / "host-work" / "job" / "mirror_validation.zip").read_bytes() == (tmp_path / "fresh.zip").read_bytes()
+    again = run_role(sandbox, tmp_path, check=True, mirror_validation_topics=scenario_regex(mirrors, "loss"))
+    assert not again.failed, again.stdout[-3000:]
+    assert not again.task(SHIP)["changed"] and not again.task(ROLE + "Remove the package directory of earlier versions")["changed"]
 
 
 def test_bad_settings_fail_before_anything_runs(sandbox, tmp_path):

@@ -11,6 +11,9 @@ import_job_package()
 
 @pytest.fixture(scope="session")
 def spark():
+    from mirror_validation.cli import ship_package  # pylint: disable=import-outside-toplevel
+
     session = local_spark("mirror-validation-unit")
+    ship_package(session)  # the Python workers import the package from the shipped zip
     yield session
     session.stop()

@@ -54,9 +54,19 @@ def test_a_target_behind_the_snapshot_cannot_be_validated_but_defects_win():
     assert exit_code([behind, broken]) == DEFECTS
 
 
-def test_html_is_self_contained_and_highlights_defects():
-    topic = topic_entry(pair(), counts(missing=3), {}, {}, {}, {}, 0.0)
+def test_html_is_self_contained_and_opens_with_one_summary_of_topics_and_groups():
+    broken = topic_entry(pair(), counts(missing=3), {1: {"missing": [5, 50, 95]}}, {}, {}, {}, 0.0)
+    clean = topic_entry(TopicPair(1, "payments", "primary.payments", 1, 1, source_offsets={0: (0, 10)}, target_offsets={0: (0, 10)}),
+                        {0: {"source_count": 10, "target_count": 10}}, {}, {}, {}, {}, 0.0)
     page = render({"passed": False, "message": "defects <found>", "started_at": "now", "duration_s": 1.0, "records_per_s": 5,
-                   "client": "kafka-python", "checks": {}, "topics": [topic], "groups": []})
-    assert "<svg" in page and "#e45756" in page and "defects &lt;found&gt;" in page
-    assert "src=" not in page and "href=" not in page and "<script" not in page
+                   "client": "kafka-python", "checks": {"catch_up": "target caught up"}, "topics": [broken, clean],
+                   "groups": [{"group": "billing", "source_topic": "orders", "target_topic": "primary.orders", "partition": 0,
+                               "upstream_offset": 4, "downstream_offset": 9, "limit": 4, "ok": False, "violation": "skips records on the target"}]})
+    assert "defects &lt;found&gt;" in page
+    assert "src=" not in page and "href=" not in page and "<script" not in page and "url(" not in page
+    summary = page[page.index('<table class="summary">'):page.index("</table>")]
+    assert summary.index("orders &rarr; primary.orders") < summary.index("payments &rarr;") < summary.index("group billing")
+    assert page.index('<table class="summary">') < page.index("<svg")
+    # the strips: every sampled missing offset marked on partition 1's source lane, the clean topic one green band
+    assert [page.count("partition 1: missing at source offset %d</title>" % offset) for offset in (5, 50, 95)] == [1, 1, 1]
+    assert page.count('fill="#9fd4a8"') == 4  # two lanes of partition 0 of orders and of payments

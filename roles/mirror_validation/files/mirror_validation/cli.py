@@ -9,6 +9,7 @@ import tempfile
 import zipfile
 
 from . import html_report, job
+from .archive import write_archive
 from .connection import SIDES, add_connection_arguments, connection_from_arguments, key_password_env_var, password_env_var
 from .kafka_reader import CLIENTS
 from .naming import POLICIES
@@ -41,10 +42,13 @@ def build_parser():
     parser.add_argument("--catch-up-interval", type=float, default=5.0, help="seconds between polls of the target end offsets")
     parser.add_argument("--max-duplicate-ratio", type=float, default=0.01,
                         help="duplicates per source record tolerated per topic (MM2 is at-least-once)")
-    parser.add_argument("--slice-records", type=int, default=250000, help="offsets per read range")
+    parser.add_argument("--slice-records", type=int, default=250000, help="offsets per read range of MM2's internal topics")
     parser.add_argument("--task-records", type=int, default=1000000,
-                        help="offsets per Spark task: ranges of different partitions are packed together up to this and read"
-                             " at once (0: --slice-records)")
+                        help="offsets per Spark task: partition pairs (and ranges of MM2's internal topics) are packed together"
+                             " up to this (0: --slice-records)")
+    parser.add_argument("--window-records", type=int, default=100000,
+                        help="records per side that wait in a task for their counterpart on the other side; a partition with"
+                             " records that waited longer is read again, held whole (0: no limit)")
     parser.add_argument("--client", choices=CLIENTS, default="auto", help="Kafka client; auto prefers confluent-kafka")
     parser.add_argument("--receive-max-bytes", type=int, help="largest broker response the client accepts (client default when unset)")
     parser.add_argument("--read-timeout", type=float, default=30.0, help="seconds without progress before a read fails")
@@ -68,8 +72,8 @@ def options_from_arguments(args, environ=None):
     problems = []
     if args.max_duplicate_ratio < 0:
         problems.append("--max-duplicate-ratio must be >= 0")
-    if args.slice_records < 1 or args.task_records < 0:
-        problems.append("--slice-records must be >= 1 and --task-records >= 0")
+    if args.slice_records < 1 or args.task_records < 0 or args.window_records < 0:
+        problems.append("--slice-records must be >= 1, --task-records and --window-records >= 0")
     if args.catch_up_timeout < 0 or args.catch_up_interval <= 0:
         problems.append("--catch-up-timeout must be >= 0 and --catch-up-interval > 0")
     if problems:
@@ -81,6 +85,7 @@ def options_from_arguments(args, environ=None):
         policy=args.policy, separator=args.separator, offset_syncs_location=args.offset_syncs_location,
         catch_up_timeout_s=args.catch_up_timeout, catch_up_interval_s=args.catch_up_interval,
         max_duplicate_ratio=args.max_duplicate_ratio, slice_records=args.slice_records, task_records=args.task_records,
+        window_records=args.window_records,
         client=args.client,
         read_timeout_s=args.read_timeout, sample_limit=args.sample_limit,
     )
@@ -94,13 +99,10 @@ def ship_package(spark):
     """
     if zipfile.is_zipfile(os.path.dirname(PACKAGE_DIR)):
         return
-    handle, archive = tempfile.mkstemp(prefix="mirror_validation-", suffix=".zip")
+    handle, path = tempfile.mkstemp(prefix="mirror_validation-", suffix=".zip")
     os.close(handle)
-    with zipfile.ZipFile(archive, "w") as bundle:
-        for name in sorted(os.listdir(PACKAGE_DIR)):
-            if name.endswith(".py"):
-                bundle.write(os.path.join(PACKAGE_DIR, name), "mirror_validation/%s" % name)
-    spark.sparkContext.addPyFile(archive)
+    write_archive(PACKAGE_DIR, path)
+    spark.sparkContext.addPyFile(path)
 
 
 def write_reports(result, json_path, html_path):

@@ -1,4 +1,7 @@
-"""The validation job: snapshot, wait, read in Spark tasks, compare, report. Only aggregates reach the driver."""
+"""The validation job: snapshot, wait, read and compare each partition pair in a Spark task, settle the residue, report.
+
+Only per-partition summaries and the classified residue's counts and samples reach the driver.
+"""
 from __future__ import annotations
 
 import resource
@@ -9,23 +12,18 @@ from typing import Optional
 
 from pyspark import StorageLevel
 from pyspark.sql import functions as F
-from pyspark.sql import types as T
 
-from . import compare, mm2_checks, report
+from . import mm2_checks, report
 from .catch_up import wait_for_target
 from .connection import Connection
 from .errors import ValidationUnavailable
 from .kafka_reader import open_reader, resolve_client
 from .naming import FlowNames
-from .slices import SOURCE, TARGET, interleave, pack, slice_partitions
-from .spark_io import ReadSettings, read_checkpoints, read_fingerprints, read_offset_syncs
+from .residue import KIND, MISPLACED, UNSETTLED, settle
+from .slices import SOURCE, TARGET, PartitionWork, Slice, interleave, pack, slice_partitions, work_size
+from .spark_io import RESIDUE, SUMMARY, ReadSettings, compare_partitions, read_checkpoints, read_offset_syncs
 from .topic_pairs import keeps_create_time, pair_topics, snapshot_source
 
-BOUNDS_SCHEMA = T.StructType(
-    [T.StructField("pair", T.IntegerType(), False), T.StructField("partition", T.IntegerType(), False)]
-    + [T.StructField(name, T.LongType(), False) for name in ("source_begin", "source_end", "target_begin", "target_end")]
-    + [T.StructField("target_behind", T.BooleanType(), False)]
-)
 _NO_PAIR = -1  # slices of MM2's internal topics belong to no validated pair
 # Rows per shuffle partition when spark.sql.shuffle.partitions was not set: Spark's default of 200 turns every
 # step of a small validation into 200 tasks, which cost minutes on two cores for 64k records.
@@ -48,6 +46,7 @@ class JobOptions:
     max_duplicate_ratio: float = 0.01
     slice_records: int = 250000
     task_records: int = 1000000  # offsets per Spark task (slices of different partitions packed together); 0: slice_records
+    window_records: int = 100000  # records per side that wait for their counterpart in a task (0: no limit)
     client: str = "auto"
     read_timeout_s: float = 30.0
     sample_limit: int = 10
@@ -141,39 +140,79 @@ class _Run:
         self.checks["checkpoints"] = "checked (%s)" % topic
 
     def compare(self):
-        """Per-pair report entries and checkpoint results; every heavy step runs in Spark."""
+        """Per-pair report entries and checkpoint results: each partition pair is compared in the task that reads it."""
         live = [pair for pair in self.pairs if pair.target_exists]
-        slices = []
-        for pair in live:
-            slices += slice_partitions(SOURCE, pair.index, pair.source_topic, pair.source_offsets, self.options.slice_records, pair.with_timestamp)
-            slices += slice_partitions(TARGET, pair.index, pair.target_topic, pair.target_offsets, self.options.slice_records, pair.with_timestamp)
-        bounds = self.spark.createDataFrame([row for pair in live for row in pair.bounds()], BOUNDS_SCHEMA)
-        offsets = sum(part.end - part.start for part in slices)
+        bounds = {(row[0], row[1]): row[2:] for pair in live for row in pair.bounds()}
+        syncs = self._syncs_in_range(bounds)
+        checkpoints = self._latest_checkpoints(bounds)
+        works = [partition_work(pair, partition, syncs.get((pair.index, partition), ()),
+                                [row["upstream"] for row in checkpoints if (row["pair"], row["partition"]) == (pair.index, partition)])
+                 for pair in live for partition in sorted(set(pair.source_offsets) | set(pair.target_offsets))]
+        offsets = sum(work_size(work) for work in works)
         parallelism = self.spark.sparkContext.defaultParallelism
         self._size_shuffles(offsets, parallelism)
         # Enough tasks to keep every core busy, however small the mirror.
-        tasks = pack(interleave(slices), min(self._task_budget(), max(1, -(-offsets // parallelism))))
+        budget = min(self._task_budget(), max(1, -(-offsets // parallelism)))
         started = time.monotonic()
-        records = read_fingerprints(self.spark, self.settings, tasks)
-        matched = compare.match_copies(records).persist(StorageLevel.MEMORY_AND_DISK)
-        classified = compare.classify(matched, bounds)
-        violations = compare.order_violations(classified).persist(StorageLevel.MEMORY_AND_DISK)
+        summaries, residue, results = self._compare_works(works, budget, self.options.window_records)
+        self.timings["read_and_match_s"] = round(time.monotonic() - started, 3)
+        self.timings["read_tasks"] = len(pack(works, budget))
+        started = time.monotonic()
+        cached = [results]
         try:
-            matched.count()  # reads Kafka once: every later step works on this cache
-            self.timings["read_and_match_s"] = round(time.monotonic() - started, 3)
-            self.timings["read_tasks"] = len(tasks)
-            started = time.monotonic()
-            counts = _by_partition(compare.partition_counts(classified, violations, bounds).collect())
-            samples, misplaced = self._samples(classified, violations, counts)
-            anchors = self._anchors(classified, bounds)
-            checkpoint_rows = []
-            if self.checkpoints is not None:
-                checkpoint_rows = [row.asDict() for row in mm2_checks.checkpoint_results(classified, self.checkpoints, bounds).collect()]
+            outcomes = self._settle(residue, summaries, bounds, parallelism)
+            unsettled = {key[1:] for key in outcomes if key[0] == UNSETTLED}
+            if unsettled:
+                # Records that waited longer than the window: those partitions again, held whole, so that they settle.
+                again = [work for work in works if (work.source.pair, work.source.partition) in unsettled]
+                more_summaries, more_residue, more = self._compare_works(again, budget, 0)
+                cached.append(more)
+                summaries.update(more_summaries)
+                kept = residue.filter(lambda row: (row[0], row[1]) not in unsettled)
+                outcomes = self._settle(kept.union(more_residue), summaries, bounds, parallelism)
+            self.timings["residue_records"] = sum(summary["residue"] for summary in summaries.values())
+            self.timings["partitions_read_again"] = len(unsettled)
         finally:
             self.timings["compare_s"] = round(time.monotonic() - started, 3)
-            for frame in (violations, matched) + ((self.syncs,) if self.syncs is not None else ()):
+            for frame in cached:
                 frame.unpersist()
+        counts, samples, misplaced, anchors = partition_tables(summaries, outcomes, self.options.sample_limit)
+        checkpoint_rows = []
+        for row in checkpoints:
+            key = (row["pair"], row["partition"])
+            limit, violation = mm2_checks.checkpoint_verdict(row["downstream"], summaries[key]["first_copies_after"].get(row["upstream"]),
+                                                             bounds[key][3])
+            checkpoint_rows.append(dict(row, limit=limit, violation=violation))
         return self._entries(counts, samples, misplaced, anchors, checkpoint_rows)
+
+    def _compare_works(self, works, budget, window):
+        """Read and compare `works` in Spark tasks: ({(pair, partition): summary}, residue RDD, the cached results)."""
+        results = compare_partitions(self.spark, self.settings, pack(works, budget), window,
+                                     self.options.sample_limit).persist(StorageLevel.MEMORY_AND_DISK)
+        summaries = {(summary["pair"], summary["partition"]): summary
+                     for summary in results.filter(lambda item: item[0] == SUMMARY).map(lambda item: item[1]).collect()}
+        return summaries, results.filter(lambda item: item[0] == RESIDUE).map(lambda item: item[1]), results
+
+    def _settle(self, residue, summaries, bounds, parallelism):
+        if not any(summary["residue"] for summary in summaries.values()):
+            return {}
+        bounds_of = {key: (summary["first_matched_source"], summary["first_matched_target"], summary["last_matched_source"],
+                           bounds[key][0], bounds[key][2], bounds[key][4])
+                     for key, summary in summaries.items()}
+        return settle(residue, bounds_of, self.options.sample_limit, parallelism)
+
+    def _syncs_in_range(self, bounds):
+        """{(pair, partition): sorted distinct (upstream, downstream)} of the syncs whose offsets are both still readable."""
+        if self.syncs is None:
+            return {}
+        return syncs_in_range(self.syncs.select("pair", "partition", "upstream", "downstream").distinct().collect(), bounds)
+
+    def _latest_checkpoints(self, bounds):
+        """The newest checkpoint per (group, pair, partition) of a compared partition, as dicts."""
+        if self.checkpoints is None:
+            return []
+        rows = [row.asDict() for row in mm2_checks.latest_checkpoints(self.checkpoints).collect()]
+        return [row for row in rows if (row["pair"], row["partition"]) in bounds]
 
     def _size_shuffles(self, offsets, parallelism):
         if self.spark.sparkContext.getConf().contains("spark.sql.shuffle.partitions"):
@@ -182,33 +221,6 @@ class _Run:
         partitions = max(parallelism, offsets // SHUFFLE_PARTITION_RECORDS)
         self.spark.conf.set("spark.sql.shuffle.partitions", str(partitions))
         self.checks["shuffle_partitions"] = "%d (one per %d records, at least one per core)" % (partitions, SHUFFLE_PARTITION_RECORDS)
-
-    def _samples(self, classified, violations, counts):
-        """First offsets per defect kind, and misplaced records; each costs Spark jobs, so only when the counts show defects."""
-        limit = self.options.sample_limit
-        samples, misplaced = {}, {}
-
-        def total(name):
-            return sum(row[name] for row in counts.values())
-
-        if any(total(name) for name in ("missing", "pending", "duplicates", "unexpected", "order_violations", "expired")):
-            for row in compare.defect_samples(classified, violations, limit).collect():
-                samples.setdefault((row["pair"], row["partition"]), {})[row["kind"]] = list(row["offsets"])
-        if total("missing") and total("unexpected"):
-            for row in compare.misplaced_samples(classified, limit).collect():
-                misplaced.setdefault((row["pair"], row["source_partition"]), []).append(
-                    {"source_offset": row["source_offset"], "target_partition": row["target_partition"], "target_offset": row["target_offset"]})
-        return samples, misplaced
-
-    def _anchors(self, classified, bounds):
-        anchors = {}
-        if self.syncs is None:
-            return anchors
-        for row in mm2_checks.anchor_counts(mm2_checks.anchor_results(classified, self.syncs, bounds), self.options.sample_limit).collect():
-            entry = row.asDict()
-            entry["mismatch_samples"] = [sample.asDict() for sample in (row["mismatch_samples"] or [])]
-            anchors[(row["pair"], row["partition"])] = entry
-        return anchors
 
     def _entries(self, counts, samples, misplaced, anchors, checkpoint_rows):
         names = {pair.index: pair for pair in self.pairs}
@@ -232,8 +244,56 @@ class _Run:
         return topics, groups
 
 
-def _by_partition(rows):
-    return {(row["pair"], row["partition"]): row.asDict() for row in rows}
+def partition_work(pair, partition, syncs, checkpoint_upstreams):
+    """The PartitionWork of one partition of a TopicPair, with its in-range `syncs` and its checkpoints' upstream offsets."""
+    source_begin, source_end = pair.source_offsets.get(partition, (0, 0))
+    target_begin, target_end = pair.target_offsets.get(partition, (0, 0))
+    # Where reading both sides in step starts: MM2's first offset sync in range, else the ends aligned.
+    shift = syncs[0][1] - syncs[0][0] if syncs else target_end - source_end
+    return PartitionWork(Slice(SOURCE, pair.index, pair.source_topic, partition, source_begin, source_end, pair.with_timestamp),
+                         Slice(TARGET, pair.index, pair.target_topic, partition, target_begin, target_end, pair.with_timestamp),
+                         shift, tuple(syncs), tuple(checkpoint_upstreams))
+
+
+def syncs_in_range(syncs, bounds):
+    """{(pair, partition): sorted distinct (upstream, downstream)} of the `syncs` (pair, partition, upstream, downstream)
+    whose offsets are both still readable; `bounds`: {(pair, partition): (source begin, end, target begin, end, behind)}."""
+    result = {}
+    for pair, partition, upstream, downstream in syncs:
+        if (pair, partition) in bounds:
+            source_begin, source_end, target_begin, target_end, _behind = bounds[(pair, partition)]
+            if source_begin <= upstream < source_end and target_begin <= downstream < target_end:
+                result.setdefault((pair, partition), set()).add((upstream, downstream))
+    return {key: sorted(values) for key, values in result.items()}
+
+
+# The report's count of each residue kind: records deleted by retention on either side count as expired.
+COUNTED_AS = {"missing": "missing", "pending": "pending", "duplicate": "duplicates", "unexpected": "unexpected",
+              "expired": "expired", "expired_on_target": "expired"}
+
+
+def partition_tables(summaries, outcomes, sample_limit):
+    """The report's per-partition tables from the task summaries and the settled residue."""
+    counts, samples, misplaced, anchors = {}, {}, {}, {}
+    for key, summary in summaries.items():
+        counts[key] = {"source_count": summary["source_count"], "target_count": summary["target_count"],
+                       "order_violations": summary["order_violations"]}
+        if summary["order_violation_samples"]:
+            samples.setdefault(key, {})["order_violation"] = summary["order_violation_samples"]
+        if summary["anchors_checked"]:
+            anchors[key] = {"anchors_checked": summary["anchors_checked"], "anchor_mismatches": summary["anchor_mismatches"],
+                            "mismatch_samples": [{"upstream": upstream, "downstream": downstream}
+                                                 for upstream, downstream in summary["anchor_mismatch_samples"]]}
+    for outcome, (count, first) in outcomes.items():
+        if outcome[0] == KIND:
+            _tag, pair, partition, kind = outcome
+            entry = counts[(pair, partition)]
+            entry[COUNTED_AS[kind]] = entry.get(COUNTED_AS[kind], 0) + count
+            samples.setdefault((pair, partition), {})[kind] = first
+        elif outcome[0] == MISPLACED:
+            misplaced[outcome[1:]] = [{"source_offset": source_offset, "target_partition": target_partition, "target_offset": target_offset}
+                                      for source_offset, target_partition, target_offset in first[:sample_limit]]
+    return counts, samples, misplaced, anchors
 
 
 def run(spark, options):

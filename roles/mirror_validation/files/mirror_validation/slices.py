@@ -1,4 +1,4 @@
-"""Cut partitions into offset ranges, the unit of work of one Spark task."""
+"""Offset ranges and partition pairs, and how they are packed into Spark tasks."""
 from __future__ import annotations
 
 from collections import namedtuple
@@ -8,6 +8,17 @@ TARGET = 1
 
 # side: SOURCE or TARGET; pair: index of the (source topic, target topic) pair; [start, end) offsets.
 Slice = namedtuple("Slice", "side pair topic partition start end with_timestamp")
+# A source partition and its target partition (Slices), compared in one task. shift: target offset minus source
+# offset where reading both in step starts; syncs: MM2 offset syncs (upstream, downstream) within both ranges;
+# checkpoint_upstreams: upstream offsets of the partition's latest consumer-group checkpoints.
+PartitionWork = namedtuple("PartitionWork", "source target shift syncs checkpoint_upstreams")
+
+
+def work_size(work):
+    """Offsets a PartitionWork reads, or a Slice."""
+    if isinstance(work, PartitionWork):
+        return work_size(work.source) + work_size(work.target)
+    return work.end - work.start
 
 
 def offset_ranges(start, end, size):
@@ -38,13 +49,14 @@ def interleave(slices):
 
 
 def pack(slices, budget):
-    """Group slices into tasks of about `budget` offsets each, so that many small partitions do not each cost a task.
+    """Group slices (or PartitionWorks) into tasks of about `budget` offsets each, so that many small partitions do not
+    each cost a task.
 
     Greedy in the given order; a slice is never split, so no task exceeds max(budget, largest slice).
     """
     tasks, current, size = [], [], 0
     for part in slices:
-        width = part.end - part.start
+        width = work_size(part)
         if current and size + width > budget:
             tasks.append(current)
             current, size = [], 0

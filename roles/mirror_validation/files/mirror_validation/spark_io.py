@@ -1,24 +1,24 @@
-"""Spark stages that touch Kafka: every record is read and fingerprinted inside a Spark task.
+"""Spark stages that touch Kafka: every record is read, fingerprinted and compared inside a Spark task.
 
-Only fingerprints (16 bytes plus coordinates) and decoded MM2 control records leave the tasks;
-nothing is collected to the driver here.
+Only per-partition summaries, the records left without a counterpart (the residue) and decoded MM2
+control records leave the tasks.
 """
 from __future__ import annotations
 
-from pyspark.sql import functions as F
+from itertools import islice
+
 from pyspark.sql import types as T
 
 from .fingerprint import record_fingerprint
 from .kafka_reader import open_reader
 from .mm2_formats import RecordFormatError, decode_checkpoint, decode_offset_sync
+from .partition_match import PartitionMatch
+from .slices import SOURCE, TARGET
 
-RECORD_SCHEMA = T.StructType([
-    T.StructField("side", T.ByteType(), False),
-    T.StructField("pair", T.IntegerType(), False),
-    T.StructField("partition", T.IntegerType(), False),
-    T.StructField("offset", T.LongType(), False),
-    T.StructField("fp", T.BinaryType(), False),
-])
+SUMMARY, RESIDUE = 0, 1
+# Records read from one side before the reader looks whether the other side is behind (with a window of
+# `window` records, at most a quarter of it).
+STEP_RECORDS = 256
 
 OFFSET_SYNC_SCHEMA = T.StructType([
     T.StructField("pair", T.IntegerType(), False),
@@ -26,18 +26,6 @@ OFFSET_SYNC_SCHEMA = T.StructType([
     T.StructField("upstream", T.LongType(), False),
     T.StructField("downstream", T.LongType(), False),
 ])
-
-# What a reading task emits: one row per batch of consecutive records of one partition. Python-to-JVM row
-# conversion costs about as much per row as reading and hashing the record, so rows carry arrays and the
-# JVM explodes them into RECORD_SCHEMA rows.
-_BATCH_SCHEMA = T.StructType([
-    T.StructField("side", T.ByteType(), False),
-    T.StructField("pair", T.IntegerType(), False),
-    T.StructField("partition", T.IntegerType(), False),
-    T.StructField("offsets", T.ArrayType(T.LongType(), False), False),
-    T.StructField("fps", T.ArrayType(T.BinaryType(), False), False),
-])
-_BATCH_RECORDS = 4096
 
 CHECKPOINT_SCHEMA = T.StructType([
     T.StructField("group", T.StringType(), False),
@@ -72,46 +60,85 @@ class _TaskReaders:
         for reader in self.open.values():
             reader.close()
 
+    def reader(self, side):
+        if side not in self.open:
+            self.open[side] = open_reader(self.settings.connections[side], self.settings.client, self.settings.timeout_s)
+        return self.open[side]
+
     def records(self, slices):
         """(slice, RawRecord) for every record of `slices`; each side's slices go to its reader in one call."""
         for side in sorted({part.side for part in slices}):
-            if side not in self.open:
-                self.open[side] = open_reader(self.settings.connections[side], self.settings.client, self.settings.timeout_s)
-            yield from self.open[side].read_ranges([part for part in slices if part.side == side])
+            yield from self.reader(side).read_ranges([part for part in slices if part.side == side])
 
 
-def _fingerprint_batches(settings, slices):
-    batches = {}
-    with _TaskReaders(settings) as readers:
-        for part, record in readers.records(slices):
-            offsets, fingerprints = batches.setdefault(part, ([], []))
-            offsets.append(record.offset)
-            fingerprints.append(record_fingerprint(record.key, record.value, record.headers,
-                                                   record.timestamp if part.with_timestamp else None))
-            if len(offsets) == _BATCH_RECORDS:
-                yield (part.side, part.pair, part.partition, offsets, fingerprints)
-                del batches[part]
-    for part, (offsets, fingerprints) in batches.items():
-        if offsets:
-            yield (part.side, part.pair, part.partition, offsets, fingerprints)
+def _read_in_step(readers, work, matcher, step):
+    """Feed both sides of `work` to `matcher`, reading `step` records at a time from the side that is behind.
+
+    Behind means: at an earlier position once the target is shifted onto the source numbering, by the latest
+    match, else by the first offset sync, else by aligning the ends. Read in step like this, a healthy mirror's
+    records wait for their counterpart only for a step.
+    """
+    source, target = work.source, work.target
+    streams = [readers.reader(SOURCE).read_ranges([source]), readers.reader(TARGET).read_ranges([target])]
+    positions = [source.start, target.start]
+    reading = [source.start < source.end, target.start < target.end]
+    add, with_timestamp = matcher.add, source.with_timestamp
+    while reading[SOURCE] or reading[TARGET]:
+        if reading[SOURCE] and reading[TARGET]:
+            shift = work.shift if matcher.shift is None else matcher.shift
+            side = TARGET if positions[TARGET] - shift < positions[SOURCE] else SOURCE
+        else:
+            side = SOURCE if reading[SOURCE] else TARGET
+        taken, last = 0, None
+        for _part, record in islice(streams[side], step):
+            taken += 1
+            last = record.offset
+            add(side, last, record_fingerprint(record.key, record.value, record.headers, record.timestamp if with_timestamp else None))
+        if taken < step:
+            reading[side] = False
+        else:
+            positions[side] = last + 1
+
+
+def compare_works(readers, works, window, sample_limit):
+    """Per partition pair of `works`: (SUMMARY, summary dict), then (RESIDUE, row) per record left without a counterpart.
+
+    `readers.reader(side)` gives each side's reader (kafka_reader).
+    """
+    step = max(1, min(STEP_RECORDS, window // 4)) if window else STEP_RECORDS
+    for work in works:
+        source, target = work.source, work.target
+        matcher = PartitionMatch(window, sample_limit, work.syncs, work.checkpoint_upstreams,
+                                 (source.end - source.start) + (target.end - target.start))
+        _read_in_step(readers, work, matcher, step)
+        matcher.finish()
+        checked, mismatches, mismatch_samples = matcher.anchor_results()
+        yield SUMMARY, {
+            "pair": source.pair, "partition": source.partition,
+            "source_count": matcher.counts[SOURCE], "target_count": matcher.counts[TARGET], "matched": matcher.matched,
+            "first_matched_source": matcher.first_matched_source, "first_matched_target": matcher.first_matched_target,
+            "last_matched_source": matcher.last_matched_source,
+            "order_violations": matcher.order_violations, "order_violation_samples": matcher.violation_samples,
+            "anchors_checked": checked, "anchor_mismatches": mismatches, "anchor_mismatch_samples": mismatch_samples,
+            "first_copies_after": matcher.first_copies_after(), "residue": len(matcher.residue),
+        }
+        for side, offset, fp, seen in matcher.residue:
+            yield RESIDUE, (source.pair, source.partition, side, offset, fp, seen)
+
+
+def compare_partitions(spark, settings, tasks, window, sample_limit):
+    """RDD of (SUMMARY, summary) and (RESIDUE, row): one Spark task per entry of `tasks` (lists of PartitionWork)."""
+    def task(works):
+        with _TaskReaders(settings) as readers:
+            yield from compare_works(readers, works, window, sample_limit)
+
+    return _tasks(spark, tasks, task)
 
 
 def _tasks(spark, tasks, reader_function):
     # One Spark task per entry of `tasks` (a list of slices, see slices.pack).
     return (spark.sparkContext.parallelize(tasks, max(len(tasks), 1))
             .mapPartitions(lambda entries: reader_function([part for entry in entries for part in entry])))
-
-
-def read_fingerprints(spark, settings, tasks):
-    """DataFrame(side, pair, partition, offset, fp) of every record in `tasks` (lists of slices).
-
-    The rows are built here to the schema, so the per-row schema check (slow, in Python) is skipped.
-    """
-    batches = spark.createDataFrame(_tasks(spark, tasks, lambda parts: _fingerprint_batches(settings, parts)), _BATCH_SCHEMA,
-                                    verifySchema=False)
-    record = F.explode(F.arrays_zip("offsets", "fps")).alias("record")
-    return batches.select("side", "pair", "partition", record).select(
-        "side", "pair", "partition", F.col("record.offsets").alias("offset"), F.col("record.fps").alias("fp"))
 
 
 def _decoded(settings, slices, decode):

@@ -1,0 +1,121 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Small in-memory mirrors compared by the job's own task code (spark_io.compare_works) and residue rules, without
+Kafka or Spark: each record is one letter, its value the letter itself.
+
+compare_mirror() does on a list what job.py does with Spark: compare every partition pair, settle the residue
+grouped by fingerprint, read the unsettled partitions again without a window, settle again.
+"""
+from __future__ import annotations
+
+import heapq
+from collections import defaultdict
+
+from mirror_validation import job
+from mirror_validation.kafka_reader import RawRecord
+from mirror_validation.residue import UNSETTLED, settle_fingerprint
+from mirror_validation.slices import SOURCE, TARGET
+from mirror_validation.spark_io import RESIDUE, SUMMARY, compare_works
+from mirror_validation.topic_pairs import TopicPair
+
+# A shift that makes the reader take one side to its end before the other (see spark_io._read_in_step).
+SOURCE_FIRST, TARGET_FIRST = -10 ** 9, 10 ** 9
+
+
+class LetterReader:
+    """A kafka_reader stand-in over {partition: {offset: letter}}."""
+
+    def __init__(self, partitions):
+        self.partitions = partitions
+
+    def read_ranges(self, ranges):
+        for part in ranges:
+            for offset, letter in sorted(self.partitions.get(part.partition, {}).items()):
+                if part.start <= offset < part.end:
+                    yield part, RawRecord(offset, None, letter.encode(), (), None, True)
+
+
+class LetterReaders:
+    def __init__(self, source, target):
+        self.readers = {SOURCE: LetterReader(source), TARGET: LetterReader(target)}
+
+    def reader(self, side):
+        return self.readers[side]
+
+
+def _records(letters, begins):
+    return {partition: {begins.get(partition, 0) + index: letter for index, letter in enumerate(text)} for partition, text in letters.items()}
+
+
+def topic_pair(source, target, source_begin=None, target_begin=None, target_behind=()):
+    source_begin, target_begin = source_begin or {}, target_begin or {}
+    partitions = sorted(set(source) | set(target))
+
+    def offsets(letters, begins):
+        return {p: (begins.get(p, 0), begins.get(p, 0) + len(letters.get(p, ""))) for p in partitions}
+
+    return TopicPair(0, "orders", "primary.orders", len(partitions), len(partitions), source_offsets=offsets(source, source_begin),
+                     target_offsets=offsets(target, target_begin), target_behind=set(target_behind))
+
+
+def _settle(residue, summaries, pair, limit):
+    bounds_of = {}
+    for (index, partition), summary in summaries.items():
+        (source_begin, _end), (target_begin, _target_end) = pair.source_offsets[partition], pair.target_offsets[partition]
+        bounds_of[(index, partition)] = (summary["first_matched_source"], summary["first_matched_target"], summary["last_matched_source"],
+                                         source_begin, target_begin, partition in pair.target_behind)
+    groups = defaultdict(list)
+    for row in residue:
+        groups[(row[0], row[4])].append(row)
+    totals = {}
+    for rows in groups.values():
+        for key, value in settle_fingerprint(rows, bounds_of):
+            count, first = totals.get(key, (0, []))
+            totals[key] = (count + 1, heapq.nsmallest(limit, first + [value]))
+    return totals
+
+
+def compare_mirror(source, target, source_begin=None, target_begin=None, target_behind=(), syncs=None, checkpoints=None,
+                   window=100000, limit=10, shift=None):
+    """Compare letters `source`/`target` ({partition: "ABC"} at consecutive offsets from each side's begin offset).
+
+    `syncs`: {partition: [(upstream, downstream)]}; `checkpoints`: {partition: [upstream]}; `shift`: force the reading
+    order (SOURCE_FIRST, TARGET_FIRST). Returns (counts, samples, misplaced, anchors, summaries, partitions read again)
+    keyed by (pair, partition) as job.partition_tables gives them.
+    """
+    pair = topic_pair(source, target, source_begin, target_begin, target_behind)
+    bounds = {(row[0], row[1]): row[2:] for row in pair.bounds()}
+    in_range = job.syncs_in_range([(0, p, u, d) for p, values in (syncs or {}).items() for u, d in values], bounds)
+    works = []
+    for partition in sorted(bounds):
+        work = job.partition_work(pair, partition[1], in_range.get(partition, ()), (checkpoints or {}).get(partition[1], ()))
+        works.append(work if shift is None else work._replace(shift=shift))
+    readers = LetterReaders(_records(source, source_begin or {}), _records(target, target_begin or {}))
+
+    def run(chosen, chosen_window):
+        summaries, residue = {}, []
+        for kind, item in compare_works(readers, chosen, chosen_window, limit):
+            if kind == SUMMARY:
+                summaries[(item["pair"], item["partition"])] = item
+            elif kind == RESIDUE:
+                residue.append(item)
+        return summaries, residue
+
+    summaries, residue = run(works, window)
+    outcomes = _settle(residue, summaries, pair, limit)
+    unsettled = {key[1:] for key in outcomes if key[0] == UNSETTLED}
+    if unsettled:
+        more_summaries, more_residue = run([w for w in works if (w.source.pair, w.source.partition) in unsettled], 0)
+        summaries.update(more_summaries)
+        residue = [row for row in residue if (row[0], row[1]) not in unsettled] + more_residue
+        outcomes = _settle(residue, summaries, pair, limit)
+    counts, samples, misplaced, anchors = job.partition_tables(summaries, outcomes, limit)
+    return counts, samples, misplaced, anchors, summaries, sorted(unsettled)
+
+
+COUNT_NAMES = ("source_count", "target_count", "missing", "duplicates", "unexpected", "order_violations", "expired")
+
+
+def count_rows(counts, names=COUNT_NAMES):
+    """[(partition, *counts)] in partition order, zeros filled in."""
+    return [(partition,) + tuple(entry.get(name, 0) for name in names) for (_pair, partition), entry in sorted(counts.items())]
