@@ -112,5 +112,5 @@ def preview(source_offset, target_offset, source_records, target_records, target
     if re_read == 0:
         return Preview(EXACT, 0, 0, 0, complete, f"target offset {target_offset} resumes at source record {g}: nothing read again{scope}")
     return Preview(RE_READ, re_read, 0, 0, complete,
-                   f"from target offset {target_offset} the group reads {re_read} record(s) again before source record {g} "
-                   f"(at target offset {new_offset}){scope}")
+                   f"from target offset {target_offset} the group reads {re_read} record(s) again that it consumed on the source "
+                   f"(its next record, source offset {g}, is at target offset {new_offset}){scope}")

@@ -165,6 +165,11 @@ def option_problems(params):
         problems.append("groups is empty: give at least one regular expression (['.*'] for all groups)")
     if not params.get("source_alias"):
         problems.append("source_alias is empty")
+    # Checked here rather than with required_if, which takes an option given as null for one that is set.
+    if params.get("offset_syncs") and not params.get("target_alias"):
+        problems.append("offset_syncs needs target_alias (it names the offset-syncs topic)")
+    if params.get("verify") and not params.get("source"):
+        problems.append("verify needs the source connection (option source) to read the records the groups consumed")
     if params.get("offset_syncs") and params.get("offset_syncs_topic_location") == "source" and not params.get("source"):
         problems.append("offset_syncs with offset_syncs_topic_location=source needs the source connection (option source)")
     for name, least in (("verify_window", 1), ("read_timeout", 1)):

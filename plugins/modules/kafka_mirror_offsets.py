@@ -377,14 +377,7 @@ def main():
         read_timeout=dict(type="int", default=60),
         commit_metadata=dict(type="str", default="kafkaops.mirror failover"),
     )
-    module = AnsibleModule(
-        argument_spec=spec,
-        supports_check_mode=True,
-        required_if=[
-            ("offset_syncs", True, ("target_alias",)),
-            ("verify", True, ("source",)),
-        ],
-    )
+    module = AnsibleModule(argument_spec=spec, supports_check_mode=True)
     problems = option_problems(module.params)
     if module.params["source"] is not None:
         problems += [f"option source: {message}" for message in connection_option_errors(module.params["source"])]

@@ -150,7 +150,7 @@ def test_kafka_mirror_offsets_module_contract(mirrored):
     bad = run_module("kafka_mirror_offsets", offsets_args(state, groups=["(unclosed"], apply=True))
     assert bad.get("failed") and "is not a regular expression" in bad["msg"] and "nothing was read or changed" in bad["msg"]
     bad = run_module("kafka_mirror_offsets", offsets_args(state, source=None, apply=True))
-    assert bad.get("failed") and "missing: source" in bad["msg"]
+    assert bad.get("failed") and "verify needs the source connection" in bad["msg"]
     bad = run_module("kafka_mirror_offsets", offsets_args(state, source=dict(security_protocol="SASL_SSL"), apply=True))
     assert bad.get("failed") and "bootstrap_servers" in bad["msg"]
     bad = run_module("kafka_mirror_offsets", offsets_args(state, offset_syncs_topic_location="target", mirrormaker_version="2.4.1", apply=True))

@@ -114,7 +114,8 @@ def test_option_problems():
                                        verify=True, verify_window=0, read_timeout=0, replication_policy="default",
                                        replication_policy_separator=".", mirrormaker_version="newest"))
     text = "; ".join(problems)
-    for expected in ("groups: '(' is not a regular expression", "needs the source connection", "verify_window", "read_timeout",
+    for expected in ("groups: '(' is not a regular expression", "needs the source connection", "offset_syncs needs target_alias",
+                     "verify needs the source connection", "verify_window", "read_timeout",
                      "mirrormaker_version: 'newest' is not a Kafka version"):
         assert expected in text
     assert mo.option_problems(dict(groups=[".*"], source_alias="primary", offset_syncs=False, verify=False, verify_window=10,
