@@ -44,6 +44,9 @@ def _host_vars(node: dict, state: dict) -> dict:
         "ansible_ssh_private_key_file": node["ssh"]["private_key"],
         "ansible_ssh_common_args": shlex.join(SSH_OPTIONS),
         "ansible_control_path_dir": control_path_dir(state),
+        # One SSH exchange per task instead of four (mkdir, put, chmod, run), as the README advises for HDInsight: sudo
+        # there needs no tty, and no task changes user with become_user, the case pipelining would hide.
+        "ansible_pipelining": True,
         "ansible_python_interpreter": NODE_PYTHON,
     }
 

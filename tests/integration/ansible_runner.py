@@ -78,6 +78,7 @@ def run_playbook(
     check: bool = False,
     diff: bool = False,
     tags: str | None = None,
+    skip_tags: str | None = None,
     limit: str | None = None,
     verbosity: int = 0,
     env: dict | None = None,
@@ -97,6 +98,8 @@ def run_playbook(
             cmd.append("--diff")
         if tags:
             cmd += ["--tags", tags]
+        if skip_tags:
+            cmd += ["--skip-tags", skip_tags]
         if limit:
             cmd += ["--limit", limit]
         if verbosity:

@@ -152,7 +152,6 @@ UNIT_WEIGHTS = {
     "tests/integration/hosts_sync/test_hosts_sync_role.py": 45,
     "tests/integration/failover/test_failover.py": 30,
     "tests/integration/failover/test_failover_mm2.py": 30,
-    "tests/integration/connection/test_runbook_aliases.py": 120,
     "tests/integration/connection/test_tls_connection.py": 60,
     "tests/integration/connection/test_connection_reaches_every_role.py": 30,
     "tests/integration/mirrormaker2/test_mirrormaker2_absent.py": 200,

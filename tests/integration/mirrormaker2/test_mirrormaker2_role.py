@@ -22,6 +22,7 @@ pytestmark = pytest.mark.integration
 
 HERE = Path(__file__).resolve().parent
 PLAYBOOK = HERE / "deploy.yml"
+INTERPRETER_SET = "kafkaops.mirror.mirror_host : Run the later plays' modules on this host with the virtualenv's Python"
 PROGRAM = "kafka-mirrormaker2"
 SECRET = "S3cr3t-jaas-value-do-not-print"
 TRUSTSTORE_SECRET = "truststore-pw-do-not-print"
@@ -45,6 +46,7 @@ class Mirror:
         self.service_uid = int(nodes.account_lines(node, ROLE_DEFAULTS["mirrormaker2_user"], "hadoop")["passwd"].split(":")[2])
         self.primary = state["clusters"]["primary"]["bootstrap_servers"]
         self.secondary = state["clusters"]["secondary"]["bootstrap_servers"]
+        self.interpreter = None  # the virtualenv's Python, once the module fixture has prepared the host
 
     @property
     def properties(self):
@@ -62,9 +64,13 @@ class Mirror:
         return int(out) if out.isdigit() and int(out) > 0 else None
 
     def deploy(self, check=False, diff=False, verbosity=0, **overrides):
+        """The role alone, with the virtualenv the module fixture's mirror_host run made (re-checking it each time
+        would cost every test a pip run and count nothing of the role's)."""
         extra = base_vars()
+        extra["ansible_python_interpreter"] = self.interpreter
         extra.update(overrides)
-        return run_playbook(PLAYBOOK, inventory=self.inventory, extra_vars=extra, check=check, diff=diff, verbosity=verbosity, timeout=600)
+        return run_playbook(PLAYBOOK, inventory=self.inventory, extra_vars=extra, check=check, diff=diff, verbosity=verbosity,
+                            skip_tags="mirror_host", timeout=600)
 
 
 def base_vars():
@@ -90,6 +96,7 @@ def mirror(sandbox):
     # The MirrorMaker host's virtualenv first, so that the tests' deployments count only the role's own changes.
     prepared = run_playbook(PLAYBOOK, inventory=mirror.inventory, tags="mirror_host", timeout=600)
     assert not prepared.failed, prepared.stdout[-4000:]
+    mirror.interpreter = prepared.task(INTERPRETER_SET)["ansible_facts"]["ansible_python_interpreter"]
     kafka_io.create(mirror.primary, "mm2t-orders", 3, {"retention.ms": "86400000"})
     kafka_io.create(mirror.primary, "mm2t-payments", 1)
     kafka_io.create(mirror.primary, "mm2t-orders.tmp", 1)
