@@ -16,14 +16,19 @@ _EPOCH = (1980, 1, 1, 0, 0, 0)  # the earliest time a zip entry can carry
 
 
 def write_archive(package_dir, path):
-    """Write every .py file of `package_dir` to the zip `path` as package `mirror_validation`."""
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as archive:
+    """Write every .py file of `package_dir` to the zip `path` as package `mirror_validation`.
+
+    Written beside `path` and renamed onto it, so that a reader never sees a half-written archive.
+    """
+    partial = "%s.%d.part" % (path, os.getpid())
+    with zipfile.ZipFile(partial, "w", zipfile.ZIP_STORED) as archive:
         for name in sorted(os.listdir(package_dir)):
             if name.endswith(".py"):
                 entry = zipfile.ZipInfo("%s/%s" % (PACKAGE, name), date_time=_EPOCH)
                 entry.external_attr = 0o644 << 16
                 with open(os.path.join(package_dir, name), "rb") as source:
                     archive.writestr(entry, source.read())
+    os.replace(partial, path)
 
 
 if __name__ == "__main__":

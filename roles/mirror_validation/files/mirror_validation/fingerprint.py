@@ -6,20 +6,15 @@ import struct
 
 DIGEST_SIZE = 16
 _LENGTH = struct.Struct(">I").pack
+_PRESENT_AND_LENGTH = struct.Struct(">BI").pack
 _TIMESTAMP = struct.Struct(">q").pack
 _NO_HEADERS = _LENGTH(0)
-
-
-def _absent_or_sized(data):
-    # Length-prefix every field so that (key=b"ab", value=b"c") and (key=b"a", value=b"bc") differ,
-    # and a null key differs from an empty one.
-    if data is None:
-        return b"\x00"
-    return b"\x01" + _LENGTH(len(data)) + data
+_ABSENT = b"\x00"
+_blake2b = hashlib.blake2b
 
 
 def _as_bytes(text_or_bytes):
-    if text_or_bytes is None or isinstance(text_or_bytes, bytes):
+    if text_or_bytes is None or type(text_or_bytes) is bytes:  # pylint: disable=unidiomatic-typecheck  # the common case, fast
         return text_or_bytes
     return str(text_or_bytes).encode("utf-8")
 
@@ -32,17 +27,22 @@ def _header_order(header):
 def record_fingerprint(key, value, headers=None, timestamp=None):
     """blake2b over key, value, the headers sorted by (name, value) and, when given, the timestamp.
 
-    Header order is not guaranteed to be kept by every client, so it is not part of the identity.
-    The fields are joined and hashed in one call: this runs once per record read.
+    Every field is length-prefixed after a presence byte, so that (key=b"ab", value=b"c") and (key=b"a",
+    value=b"bc") differ and a null key differs from an empty one. Header order is not guaranteed to be kept by
+    every client, so it is not part of the identity. This runs once per record read: the fields are joined and
+    hashed in one call, without a function call per field.
     """
-    parts = [_absent_or_sized(key), _absent_or_sized(value)]
+    parts = [_ABSENT if key is None else _PRESENT_AND_LENGTH(1, len(key)) + key,
+             _ABSENT if value is None else _PRESENT_AND_LENGTH(1, len(value)) + value]
     if headers:
-        normalized = sorted(((_as_bytes(name), _as_bytes(data)) for name, data in headers), key=_header_order)
+        normalized = [(_as_bytes(name), _as_bytes(data)) for name, data in headers]
+        if len(normalized) > 1:
+            normalized.sort(key=_header_order)
         parts.append(_LENGTH(len(normalized)))
         for name, data in normalized:
-            parts.append(_absent_or_sized(name))
-            parts.append(_absent_or_sized(data))
+            parts.append(_ABSENT if name is None else _PRESENT_AND_LENGTH(1, len(name)) + name)
+            parts.append(_ABSENT if data is None else _PRESENT_AND_LENGTH(1, len(data)) + data)
     else:
         parts.append(_NO_HEADERS)
-    parts.append(b"\x00" if timestamp is None else b"\x01" + _TIMESTAMP(timestamp))
-    return hashlib.blake2b(b"".join(parts), digest_size=DIGEST_SIZE).digest()
+    parts.append(_ABSENT if timestamp is None else b"\x01" + _TIMESTAMP(timestamp))
+    return _blake2b(b"".join(parts), digest_size=DIGEST_SIZE).digest()

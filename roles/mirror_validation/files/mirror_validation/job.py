@@ -174,7 +174,7 @@ class _Run:
             self.timings["partitions_read_again"] = len(unsettled)
         finally:
             self.timings["compare_s"] = round(time.monotonic() - started, 3)
-            for frame in cached:
+            for frame in cached + ([self.syncs] if self.syncs is not None else []):
                 frame.unpersist()
         counts, samples, misplaced, anchors = partition_tables(summaries, outcomes, self.options.sample_limit)
         checkpoint_rows = []

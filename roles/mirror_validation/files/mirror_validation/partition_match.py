@@ -46,22 +46,27 @@ class _MatchedFilter:
     def add(self, fp):
         current = self.current
         current.add(fp)
-        if self.bloom is None:
+        bloom = self.bloom
+        if bloom is None:
             return
         if len(current) >= self.window:
             self.previous, self.current = current, set()
-        for bit in (int.from_bytes(fp[:4], "little") & self.mask, int.from_bytes(fp[4:8], "little") & self.mask):
-            self.bloom[bit >> 3] |= 1 << (bit & 7)
+        bits = int.from_bytes(fp[:8], "little")
+        first, second = bits & self.mask, (bits >> 32) & self.mask
+        bloom[first >> 3] |= 1 << (first & 7)
+        bloom[second >> 3] |= 1 << (second & 7)
 
     def seen(self, fp):
         if fp in self.current or fp in self.previous:
             return SEEN
-        if self.bloom is None:
+        bloom = self.bloom
+        if bloom is None:
             return NOT_SEEN  # unbounded window: every matched fingerprint is still held
-        for bit in (int.from_bytes(fp[:4], "little") & self.mask, int.from_bytes(fp[4:8], "little") & self.mask):
-            if not self.bloom[bit >> 3] & (1 << (bit & 7)):
-                return NOT_SEEN
-        return SEEN_UNKNOWN
+        bits = int.from_bytes(fp[:8], "little")
+        first, second = bits & self.mask, (bits >> 32) & self.mask
+        if bloom[first >> 3] & (1 << (first & 7)) and bloom[second >> 3] & (1 << (second & 7)):
+            return SEEN_UNKNOWN
+        return NOT_SEEN
 
 
 class PartitionMatch:

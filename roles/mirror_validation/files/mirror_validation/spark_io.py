@@ -90,10 +90,9 @@ def _read_in_step(readers, work, matcher, step):
         else:
             side = SOURCE if reading[SOURCE] else TARGET
         taken, last = 0, None
-        for _part, record in islice(streams[side], step):
+        for _part, (last, key, value, headers, timestamp, _create_time) in islice(streams[side], step):
             taken += 1
-            last = record.offset
-            add(side, last, record_fingerprint(record.key, record.value, record.headers, record.timestamp if with_timestamp else None))
+            add(side, last, record_fingerprint(key, value, headers, timestamp if with_timestamp else None))
         if taken < step:
             reading[side] = False
         else:
