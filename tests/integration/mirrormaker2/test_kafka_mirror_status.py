@@ -67,7 +67,7 @@ def test_bad_options_fail_clearly_and_read_nothing(flow):
     before = kafka_io.topics(flow["secondary"])
     cases = [
         ({"target_alias": "primary"}, "source_alias and target_alias are both 'primary'"),
-        ({"topics": ["mst-("]}, "not a valid regular expression"),
+        ({"topics": ["mst-("]}, "topics: 'mst-(' is not a regular expression"),
         ({"source": {"bootstrap_servers": [flow["primary"]], "security_protocol": "BOGUS"}}, "option source (connection to cluster primary)"),
         ({"max_lag": -5}, "max_lag must be >= 0"),
     ]
