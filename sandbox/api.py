@@ -161,6 +161,12 @@ def _wait_ready(supervisor: Supervisor, clusters: list, state: dict, deadline: f
                     alive=lambda: next(filter(None, (_program_failure(supervisor, name) for name in programs)), None))
 
 
+def _kept_password(state: dict | None) -> str | None:
+    """The Ambari password of an earlier `up` in the same directory (every cluster has the same one)."""
+    clusters = (state or {}).get("clusters") or {}
+    return next((cluster["ambari"]["password"] for cluster in clusters.values()), None)
+
+
 def _host_entries(state: dict) -> list:
     return [node for cluster in state["clusters"].values() for node in cluster["nodes"] if "ssh" in node]
 
@@ -198,7 +204,8 @@ def up(sandbox_dir=DEFAULT_DIR, provider: str = "noida", net: int = 0, names: di
     target = next(c for c in clusters if c.alias == TARGET_ALIAS)
     layout = {"node_mode": mode, "isolate": nodes.can_isolate(), "provider": chosen, "kafka_version": kafka_version,
               "mirrormaker_node": target.broker_node.name}
-    password = secrets.token_urlsafe(12)
+    # A host keeps its credentials across a reboot: `up` again in the same directory keeps the Ambari password.
+    password = _kept_password(existing) or secrets.token_urlsafe(12)
     state = {"dir": str(sandbox_dir), "provider": provider, "net": net, "subnet": subnet, "node_mode": mode, "clusters": {}}
     programs = []
     for cluster in clusters:

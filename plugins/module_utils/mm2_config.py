@@ -56,8 +56,13 @@ FLOW_DEFAULTS = {
     "emit_heartbeats": True,
     "emit_heartbeats_interval_seconds": 1,
     "sync_topic_configs": True,
-    "refresh_topics_interval_seconds": 600,
-    "refresh_groups_interval_seconds": 600,
+    # 60 s, not Kafka's 600: a topic or group created on the source while MirrorMaker runs is mirrored (and gets
+    # checkpoints) within a minute, well inside the role's default health timeout (300 s), for one topic listing (plus
+    # DescribeConfigs of the matching topics) or one group listing a minute per flow. The HDInsight guide's 10 s would
+    # repeat that work six times as often on clusters with thousands of topics, for nothing the role waits for: topics
+    # that exist when the role runs are picked up by a restart (roles/mirrormaker2/tasks/topics.yml, mm2_wait.py).
+    "refresh_topics_interval_seconds": 60,
+    "refresh_groups_interval_seconds": 60,
     "properties": {},
 }
 MODEL_DEFAULTS = {

@@ -1,0 +1,28 @@
+# -*- coding: utf-8 -*-
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Filter kafkaops.mirror.mm2_pickup: what a running MirrorMaker does not replicate yet (module_utils/mm2_pickup)."""
+from __future__ import annotations
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_pickup import pickup_plan
+
+
+def _listings(results):
+    """kafka_topic_info results of a loop over flows (skipped ones have no topics) -> {flow: [topic names]}."""
+    return {"%s->%s" % (result["item"]["source"], result["item"]["target"]): sorted(result["topics"])
+            for result in results or [] if "topics" in result}
+
+
+def mm2_pickup(statuses, remote_listings=None, topic_changes=None, health_plan=None):
+    try:
+        flows_with_syncs = {flow for flow, plan in ((health_plan or {}).get("flows") or {}).items() if "offset_syncs" in plan["wait_for"]}
+        return pickup_plan(statuses, _listings(remote_listings), topic_changes, flows_with_syncs)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise AnsibleFilterError("mm2_pickup: expected kafka_mirror_status results and kafka_topic changes: %s" % exc) from None
+
+
+class FilterModule:
+    def filters(self):
+        return {"mm2_pickup": mm2_pickup}
