@@ -80,8 +80,9 @@ def preview(source_offset, target_offset, source_records, target_records, target
         if previous_target is not None and previous_target not in by_fingerprint:
             return Preview(UNVERIFIED, None, None, None, False,
                            f"the target record before offset {target_offset} matches no source record near offset {g}")
-        return Preview(AT_END, 0, 0, 0, True, f"target offset {target_offset} is the end of the partition, as the group is at the "
-                                           f"end on the source: nothing is read again or skipped")
+        return Preview(AT_END, 0, 0, 0, True,
+                       f"target offset {target_offset} is the end of the partition, as the group is at the end on the source: "
+                       f"nothing is read again or skipped")
     aligned = _align(target_records, by_fingerprint, g)
     first_new = next((index for index, (_offset, source) in enumerate(aligned) if source is not None and source >= g), None)
     unknown = [offset for offset, source in aligned[:first_new] if source is None]

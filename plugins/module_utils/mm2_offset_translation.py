@@ -198,22 +198,26 @@ def translate(source_offset, checkpoint, history, version=None, simple_group=Fal
     source_offset: the group's committed offset on the source (None when unknown: the checkpoint is used as it is).
     checkpoint: the latest Checkpoint of the group partition, or None.
     history: SyncHistory of the source partition, or None when offset syncs were not read.
-    Order: a checkpoint for exactly this offset (MirrorMaker translated it itself), then the offset syncs, then an older
-    checkpoint (re-reads, never skips). A checkpoint ahead of the offset, or nothing, gives no translation: never guessed.
+    Order: a checkpoint for exactly this offset (MirrorMaker translated it itself) or the offset syncs, whichever is further
+    (a checkpoint written while the copy was still behind the group holds an early sync's d + 1; both are at or before the
+    exact position), then an older checkpoint (re-reads, never skips). A checkpoint ahead of the offset, or nothing, gives no
+    translation: never guessed.
     """
     if source_offset is None:
         if checkpoint is None:
             return Translation(None, None, "no checkpoint for this group partition and the source group offset is unknown")
         return Translation(checkpoint.downstream_offset, "checkpoint",
                            f"checkpoint: source offset {checkpoint.upstream_offset} -> target offset {checkpoint.downstream_offset}")
-    if checkpoint is not None and checkpoint.upstream_offset == source_offset:
-        return Translation(checkpoint.downstream_offset, "checkpoint",
-                           f"checkpoint for source offset {source_offset} -> target offset {checkpoint.downstream_offset}")
-    sync_reason = None
+    exact = checkpoint if checkpoint is not None and checkpoint.upstream_offset == source_offset else None
+    offset, sync_reason = None, None
     if history is not None:
         offset, _sync, sync_reason = history.translate(source_offset)
-        if offset is not None:
-            return Translation(offset, "offset_sync", sync_reason)
+    if exact is not None and (offset is None or exact.downstream_offset >= offset):
+        return Translation(exact.downstream_offset, "checkpoint",
+                           f"checkpoint for source offset {source_offset} -> target offset {exact.downstream_offset}")
+    if offset is not None:
+        further = f"; further than the checkpoint's target offset {exact.downstream_offset}" if exact is not None else ""
+        return Translation(offset, "offset_sync", sync_reason + further)
     if checkpoint is not None:
         upstream = checkpoint.upstream_offset
         if upstream < source_offset:

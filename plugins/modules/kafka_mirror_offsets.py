@@ -17,7 +17,7 @@ description:
     are refused and reported, never touched. A group's offset is never moved backwards unless O(allow_rewind=true).
   - Translation follows MirrorMaker 2 of the release in O(mirrormaker_version) (OffsetSyncStore.translateDownstream, with the
     latest offset sync only up to 3.4.0 and a history of syncs cleared at each re-copy from 3.4.1); a checkpoint for exactly
-    the group's offset comes first. When neither a checkpoint nor an offset sync covers a group's offset, the partition is
+    the group's offset and the offset syncs are both at or before the exact position, and the further one is taken. When neither a checkpoint nor an offset sync covers a group's offset, the partition is
     reported with RV(offsets[].action=no_translation), with the reason for that release, and nothing is guessed.
   - With O(verify=true) (the failover preview, in check mode too), the records themselves say, per group partition, how
     many records the group reads again on the target (RV(offsets[].re_read)) and how many it would skip
@@ -180,7 +180,9 @@ attributes:
     details: Once committed, a second run finds the groups at the translated offsets (RV(offsets[].action=up_to_date)).
 notes:
   - The broker itself also refuses a commit to a group that has members; the module checks membership first to report it clearly.
-  - A translated offset can be up to C(offset.lag.max) records before the exact position; consumers re-read, never skip.
+  - A translated offset can be C(offset.lag.max) records or more before the exact position (MirrorMaker keeps only the latest
+    pending offset sync of a partition while 10 are in flight, so a burst leaves few); consumers re-read, never skip, and
+    O(verify=true) counts how many.
   - MirrorMaker before 2.8 never writes checkpoints for simple groups (assign and commit, no group protocol), and before 2.7
     none that translates to offset 0; translate those with O(offset_syncs=true).
 seealso:
@@ -344,6 +346,7 @@ undecodable:
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import OFFSET_SYNCS_LOCATIONS, POLICIES
 from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_client import (
     KafkaConnectionError,
     KafkaError,
@@ -364,11 +367,11 @@ def main():
         groups_exclude=dict(type="list", elements="str"),
         source=dict(type="dict", options=kafka_connection_argument_spec()),
         offset_syncs=dict(type="bool", default=False),
-        offset_syncs_topic_location=dict(type="str", choices=["source", "target"], default="source", aliases=["offset_syncs_location"],
+        offset_syncs_topic_location=dict(type="str", choices=list(OFFSET_SYNCS_LOCATIONS), default="source", aliases=["offset_syncs_location"],
                                          deprecated_aliases=[dict(name="offset_syncs_location", version="2.0.0",
                                                                   collection_name="kafkaops.mirror")]),
         mirrormaker_version=dict(type="str"),
-        replication_policy=dict(type="str", choices=["default", "identity"], default="default"),
+        replication_policy=dict(type="str", choices=list(POLICIES), default="default"),
         replication_policy_separator=dict(type="str", default="."),
         apply=dict(type="bool", default=False),
         allow_rewind=dict(type="bool", default=False),

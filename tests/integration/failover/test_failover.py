@@ -39,8 +39,9 @@ ACTIVE_AT = {0: 20, 1: 20}
 LATE_START = 50  # MirrorMaker began copying fo-late at offset 50; group fo-early sits at 20: no translation exists.
 EARLY_AT = {0: 20}
 # Re-copy scenario (names outside failover_groups "fo-.*"): rc-orders is copied whole (0..59 at 0..59, checkpoint of rc-app
-# at 40 -> 40), then MirrorMaker "crashes" and copies again from source offset 30 (60..89 hold 30..59) without a new
-# checkpoint: from target 40 the group reads 40..59, then 30..59 again, of which 30..39 it had consumed.
+# at 40 -> 40), then MirrorMaker "crashes" and copies again from source offset 30 (60..89 hold 30..59, syncs 30 -> 60,
+# 40 -> 70, 50 -> 80) and stops before a new checkpoint: from target 40 the group reads 40..59, then 30..59 again, of
+# which 30..39 it had consumed.
 RECOPY_TOPIC = "rc-orders"
 RECOPY_RECORDS = 60
 RECOPY_AT = {0: 40}
@@ -244,10 +245,15 @@ def test_failover_playbook(mirrored, active_member, tmp_path, mirror_host_ready)
 
 
 def test_preview_counts_re_copied_records(recopied):
-    """Check mode previews 10 records read again at the checkpoint's target offset 40 (the re-copied 30..39 after it; the
-    offsets alone say 0); after the commit an independent consumer re-reads exactly those."""
+    """With checkpoints only, check mode previews 10 records read again at the checkpoint's target offset 40 (the re-copied
+    30..39 after it; the offsets alone say 0); after the commit an independent consumer re-reads exactly those. With the
+    offset syncs, the sync written after the re-copy (40 -> 70) is further than the checkpoint and nothing is read again."""
     state = recopied
-    args = dict(offsets_args(state, groups=["rc-app"], verify_window=2 * RECOPY_RECORDS), apply=True)
+    with_syncs = run_module("kafka_mirror_offsets", offsets_args(state, groups=["rc-app"], verify_window=2 * RECOPY_RECORDS), check=True)
+    row = with_syncs["offsets"][0]
+    assert (row["basis"], row["translated_offset"], row["re_read"], row["skipped"]) == ("offset_sync", 70, 0, 0), row
+
+    args = dict(offsets_args(state, groups=["rc-app"], offset_syncs=False, verify_window=2 * RECOPY_RECORDS), apply=True)
     plan = run_module("kafka_mirror_offsets", args, check=True)
     assert plan["changed"] and not plan.get("failed"), plan.get("msg")
     assert target_group_offsets(state, "rc-app") == {}, "check mode committed something"

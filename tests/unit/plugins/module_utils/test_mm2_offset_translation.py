@@ -113,6 +113,10 @@ TRANSLATE_CASES = [
     # Issue: 2.4.1 with one (0, 0) sync and an exact checkpoint for 93: the checkpoint, never (0, 0) + 1.
     ("2.4.1 MirrorCheckpointTask.checkpoint exact beats a coarse sync", V241, 93, cp(93, 93), [(0, 0)], 93, "checkpoint"),
     ("unknown release, exact checkpoint beats a coarse sync", None, 93, cp(93, 93), [(0, 0)], 93, "checkpoint"),
+    # MirrorCheckpointTask.checkpoint wrote 41 -> 1 while its OffsetSyncStore held only (0, 0); the syncs read now give
+    # (33, 33) + 1: the further of the two, both at or before the exact position.
+    ("3.9 syncs further than an early exact checkpoint", V390, 41, cp(41, 1), [(0, 0), (11, 11), (22, 22), (33, 33), (44, 44)],
+     34, "offset_sync"),
     ("3.9 syncs when the checkpoint is older", V390, 1510, cp(1500, 1498), [(1000, 990), (1500, 1498)], 1499, "offset_sync"),
     ("no sync at or before g, a checkpoint behind g", V390, 999, cp(900, 889), [(1000, 990)], 889, "checkpoint_behind"),
     ("checkpoint ahead of g (group rewound): would skip", V390, 1400, cp(1500, 1498), None, None, None),
