@@ -115,13 +115,7 @@ def group_offsets(admin, groups):
 
 def listed_groups(admin):
     """{group id: ListGroups entry (dict with protocol_type and, from v4, group_state)}."""
-    entries = {}
-    for group in admin.list_groups():
-        if isinstance(group, dict):
-            entries[group["group_id"]] = group
-        else:
-            entries[group[0]] = dict(group_id=group[0], protocol_type=group[1] if len(group) > 1 else None)
-    return entries
+    return {group["group_id"]: group for group in admin.list_groups()}
 
 
 def group_activity(admin, groups, warnings):

@@ -17,8 +17,9 @@ description:
     are refused and reported, never touched. A group's offset is never moved backwards unless O(allow_rewind=true).
   - Translation follows MirrorMaker 2 of the release in O(mirrormaker_version) (OffsetSyncStore.translateDownstream, with the
     latest offset sync only up to 3.4.0 and a history of syncs cleared at each re-copy from 3.4.1); a checkpoint for exactly
-    the group's offset and the offset syncs are both at or before the exact position, and the further one is taken. When neither a checkpoint nor an offset sync covers a group's offset, the partition is
-    reported with RV(offsets[].action=no_translation), with the reason for that release, and nothing is guessed.
+    the group's offset and the offset syncs are both at or before the exact position, and the further one is taken. When
+    neither a checkpoint nor an offset sync covers a group's offset, the partition is reported with
+    RV(offsets[].action=no_translation), with the reason for that release, and nothing is guessed.
   - With O(verify=true) (the failover preview, in check mode too), the records themselves say, per group partition, how
     many records the group reads again on the target (RV(offsets[].re_read)) and how many it would skip
     (RV(offsets[].skipped)). A group with a partition that would skip records is not committed and the module fails

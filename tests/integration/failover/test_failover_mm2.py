@@ -117,7 +117,8 @@ def test_failover_after_mirrormaker2(deployed):
         time.sleep(1)
     assert {p: c.upstream_offset for p, c in checkpoints.items()} == CONSUMED, "MirrorMaker wrote no checkpoints for fo2-app"
 
-    extra = dict(failover_pause=False, failover_groups=["fo2-.*"], failover_topics=["fo2-.*"], failover_verify_window=2 * OFFSET_LAG_MAX,
+    # A preview window of the whole partition: the target is read to its end, the figures are complete.
+    extra = dict(failover_pause=False, failover_groups=["fo2-.*"], failover_topics=["fo2-.*"], failover_verify_window=PER_PARTITION,
                  failover_lag_timeout=60, failover_lag_poll_interval=1, **mm2_vars())
     run = run_playbook(REPO / "playbooks" / "failover.yml", inventory=deployed["inventory"], extra_vars=extra, diff=True)
     assert not run.failed, run.stdout[-4000:]
@@ -126,7 +127,10 @@ def test_failover_after_mirrormaker2(deployed):
     figures = resume_and_count(secondary, f"{SOURCE}.{TOPIC}", "fo2-app", CONSUMED, PER_PARTITION)
     preview = {row["partition"]: row["preview"] for row in result["offsets"]}
     print("FAILOVER FIGURES (mirrormaker2 role)", json.dumps({"consumer": figures, "module_preview": preview}))
+    # No bound by offset.lag.max: MirrorSourceTask (3.5+) sends at most 10 offset syncs in flight and keeps only the latest
+    # pending one per partition (firePendingOffsetSyncs), so a burst copied at once leaves few syncs, and a checkpoint
+    # written while the copy was behind the group holds an early sync's d + 1. The preview says how many are re-read.
     for partition, figure in figures.items():
         assert figure["lost"] == 0 and preview[partition]["skipped"] == 0, (figure, preview[partition])
-        assert figure["re_read"] <= OFFSET_LAG_MAX, figure
+        assert preview[partition]["complete"], preview[partition]
         assert figure["re_read"] == preview[partition]["re_read"], (figure, preview[partition])
