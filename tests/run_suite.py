@@ -69,6 +69,22 @@ QUEUE = ("integration", "molecule", "units", "sanity", "lint")
 # pytest-xdist workers for the integration tests: each waits on its own sandbox most of the time, so more workers
 # than the machine's 2 cores pay off; worker K uses nets SANDBOX_NET + 2K and + 2K + 1.
 INTEGRATION_WORKERS = int(os.environ.get("INTEGRATION_WORKERS", "3"))
+# The integration files that take longest (each whole mirror.yml runs or Spark cluster), longest first: handed out first,
+# so that none of them starts last and holds the stage up alone. The other files follow in path order. Only the order
+# depends on this list: a missing or stale entry costs time, never a test.
+LONGEST_FIRST = (
+    "tests/integration/mirror_validation/test_role.py",
+    "tests/integration/mirrormaker2/test_mirrormaker2_role.py",
+    "tests/integration/mirrormaker2/test_kafka_versions.py",
+    "tests/integration/day_two/test_day_two.py",
+    "tests/integration/failover/test_failover.py",
+    "tests/integration/mirrormaker2/test_mirrormaker2_absent.py",
+    "tests/integration/molecule_docker/test_docker_scenario.py",
+    "tests/integration/mirror_validation/test_validation_job.py",
+    "tests/integration/mirror_host/test_mirror_host_role.py",
+    "tests/integration/kafka/test_kafka_topic_module.py",
+    "tests/integration/mirror/test_mirror_playbook_faults.py",
+)
 
 _print_lock = threading.Lock()
 _live = threading.local()  # .stream: copy the command's output to stdout as it comes (serial mode)
@@ -143,9 +159,9 @@ def stage_sanity(out: Path) -> Outcome:
     return Outcome("sanity", passed=max(ran - failed_n, 0), failed=failed_n)
 
 
-def stage_pytest(name: str, path: str, out: Path, extra: list[str]) -> Outcome:
+def stage_pytest(name: str, paths: list[str], out: Path, extra: list[str]) -> Outcome:
     junit = out / f"{name}.xml"
-    run([str(BIN / "pytest"), path, "-p", "no:cacheprovider", f"--junitxml={junit}", "-q", *extra], REPO, out / f"{name}.log")
+    run([str(BIN / "pytest"), *paths, "-p", "no:cacheprovider", f"--junitxml={junit}", "-q", *extra], REPO, out / f"{name}.log")
     passed, failed, skipped = junit_counts(junit)
     return Outcome(name, passed, failed, skipped)
 
@@ -155,11 +171,17 @@ def stage_command(name: str, cmd: list[str], cwd: Path, out: Path) -> Outcome:
     return Outcome(name, passed=int(code == 0), failed=int(code != 0))
 
 
+def integration_files() -> list[str]:
+    """Every integration test file, LONGEST_FIRST first (pytest keeps the order of distinct file arguments)."""
+    every = sorted(path.relative_to(REPO).as_posix() for path in (REPO / "tests" / "integration").rglob("test_*.py"))
+    return [path for path in LONGEST_FIRST if path in every] + [path for path in every if path not in LONGEST_FIRST]
+
+
 def integration_workers() -> list[str]:
-    """pytest-xdist options: one test file per unit (the conftest's scheduler keeps mirror_validation/ together)."""
+    """pytest-xdist options: one test file per unit (a file's tests share module fixtures), handed out in argument order."""
     if INTEGRATION_WORKERS <= 1:
         return []
-    return ["-n", str(INTEGRATION_WORKERS), "--dist", "loadfile"]
+    return ["-n", str(INTEGRATION_WORKERS), "--dist", "loadfile", "--no-loadscope-reorder"]
 
 
 def run_stage(name: str, stages: dict, out: Path, started_all: float) -> Outcome:
@@ -219,9 +241,9 @@ def main() -> int:
 
     stages = {
         "sanity": lambda: stage_sanity(out),
-        "units": lambda: stage_pytest("units", "tests/unit", out, []),
+        "units": lambda: stage_pytest("units", ["tests/unit"], out, []),
         "lint": lambda: stage_command("lint", [str(BIN / "ansible-lint"), "--profile", "production"], REPO, out),
-        "integration": lambda: stage_pytest("integration", "tests/integration", out, ["-m", "integration", *integration_workers()]),
+        "integration": lambda: stage_pytest("integration", integration_files(), out, ["-m", "integration", *integration_workers()]),
         "molecule": lambda: stage_command("molecule", [str(BIN / "molecule"), "test", "-s", "default"], REPO, out),
     }
     names = list(dict.fromkeys(args.only or stages))

@@ -5,10 +5,9 @@ address block (127.<net>.x.y and 127.<net + 1>.x.y), yields the state dict, and 
 end of the session even when tests fail.
 
 Under pytest-xdist (`-n N --dist loadfile`, as `make test` runs them) every worker is a session of its
-own: worker K uses net SANDBOX_NET + 2*K, so the workers' sandboxes never share an address. The
-scheduler below keeps each test file on one worker (module fixtures are built once), keeps the
-mirror_validation directory on one worker (its session fixtures start a Spark JVM and build the
-scenario topics), and hands out the longest units first so that no long file starts last.
+own: worker K uses net SANDBOX_NET + 2*K, so the workers' sandboxes never share an address. Each test
+file stays on one worker (module fixtures are built once); tests/run_suite.py lists the longest files
+first so that none of them starts last.
 """
 from __future__ import annotations
 
@@ -135,75 +134,3 @@ def kafka_admin():
     yield make
     for client in clients:
         client.close()
-
-
-# ---- xdist scheduling ------------------------------------------------------------------------------------------
-# Rough seconds per unit on the 2-core CI machine (tests/integration, serial run with --durations); only the order
-# in which units are handed out depends on them, so a stale figure costs time, never a test.
-UNIT_WEIGHTS = {
-    "tests/integration/mirror_validation": 330,
-    "tests/integration/mirrormaker2/test_mirrormaker2_role.py": 230,
-    "tests/integration/mirror/test_mirror_playbook_faults.py": 80,
-    "tests/integration/sandbox/test_sandbox_lifecycle.py": 60,
-    "tests/integration/kafka/test_kafka_topic_module.py": 80,
-    "tests/integration/mirrormaker2/test_kafka_mirror_status.py": 50,
-    "tests/integration/ambari/test_ambari_modules.py": 70,
-    "tests/integration/preflight/test_preflight.py": 45,
-    "tests/integration/hosts_sync/test_hosts_sync_role.py": 45,
-    "tests/integration/failover/test_failover.py": 30,
-    "tests/integration/failover/test_failover_mm2.py": 30,
-    "tests/integration/connection/test_tls_connection.py": 60,
-    "tests/integration/connection/test_connection_reaches_every_role.py": 30,
-    "tests/integration/mirrormaker2/test_mirrormaker2_absent.py": 200,
-    "tests/integration/mirror_host/test_mirror_host_role.py": 120,
-    "tests/integration/mirrormaker2/test_mirrormaker2_accounts.py": 60,
-    # each runs the whole mirror.yml on a sandbox of its own
-    "tests/integration/molecule_docker/test_docker_scenario.py": 300,
-    "tests/integration/mirrormaker2/test_kafka_versions.py": 250,
-}
-# Directories whose tests share session fixtures that are expensive to build twice.
-SHARED_SESSION_DIRS = ("tests/integration/mirror_validation",)
-
-
-def _unit_of(nodeid: str) -> str:
-    path = nodeid.split("::", 1)[0]
-    for directory in SHARED_SESSION_DIRS:
-        if path.startswith(directory + "/"):
-            return directory
-    return path
-
-
-def pytest_xdist_make_scheduler(config, log):
-    """`--dist loadfile` for this suite: one file per unit, mirror_validation/ as one unit, longest units first."""
-    if config.getvalue("dist") != "loadfile":
-        return None
-    from xdist.scheduler import LoadScopeScheduling
-
-    class SuiteScheduling(LoadScopeScheduling):
-        def _split_scope(self, nodeid):
-            return _unit_of(nodeid)
-
-        def schedule(self):
-            # LoadScopeScheduling.schedule, with the work queue ordered by UNIT_WEIGHTS (longest first).
-            assert self.collection_is_completed
-            if self.collection is not None:
-                for node in self.nodes:
-                    self._reschedule(node)
-                return
-            if not self._check_nodes_have_same_collection():
-                self.log("**Different tests collected, aborting run**")
-                return
-            self.collection = list(next(iter(self.registered_collections.values())))
-            if not self.collection:
-                return
-            units = {}
-            for nodeid in self.collection:
-                units.setdefault(self._split_scope(nodeid), {})[nodeid] = False
-            for unit in sorted(units, key=lambda unit: -UNIT_WEIGHTS.get(unit, 3 * len(units[unit]))):
-                self.workqueue[unit] = units[unit]
-            while len(self.nodes) > len(self.workqueue):  # more workers than units: the spare ones stop
-                self.assigned_work.popitem()[0].shutdown()
-            for node in self.nodes:
-                self._assign_work_unit(node)
-
-    return SuiteScheduling(config, log)
