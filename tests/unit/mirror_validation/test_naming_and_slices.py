@@ -2,7 +2,7 @@ import pytest
 
 from mirror_validation.errors import ValidationUnavailable
 from mirror_validation.naming import FlowNames, validated_topics
-from mirror_validation.slices import SOURCE, TARGET, interleave, offset_ranges, pack, slice_partitions
+from mirror_validation.slices import SOURCE, offset_ranges, pack, slice_partitions
 from mirror_validation.topic_pairs import pair_topics
 
 
@@ -49,17 +49,3 @@ def test_small_slices_are_packed_into_few_tasks_and_large_ones_stay_alone():
     assert [[(s.partition, s.start, s.end) for s in task] for task in tasks] == [
         [(0, 0, 10), (1, 0, 10)], [(2, 0, 10)], [(3, 0, 50)], [(3, 50, 100)]]
     assert sorted(s for task in tasks for s in task) == sorted(slices)
-
-
-def test_interleaved_tasks_hold_ranges_of_different_partitions():
-    slices = (slice_partitions(SOURCE, 0, "t", {0: (0, 30), 1: (0, 30), 2: (0, 10)}, 10)
-              + slice_partitions(TARGET, 0, "primary.t", {0: (0, 30), 1: (0, 30), 2: (0, 10)}, 10))
-    tasks = pack(interleave(slices), 30)
-    assert [[(s.side, s.partition, s.start) for s in task] for task in tasks] == [
-        [(SOURCE, 0, 0), (SOURCE, 1, 0), (SOURCE, 2, 0)],
-        [(SOURCE, 0, 10), (SOURCE, 1, 10), (SOURCE, 0, 20)],
-        [(SOURCE, 1, 20), (TARGET, 0, 0), (TARGET, 1, 0)],
-        [(TARGET, 2, 0), (TARGET, 0, 10), (TARGET, 1, 10)],
-        [(TARGET, 0, 20), (TARGET, 1, 20)],
-    ]
-    assert sorted(interleave(slices)) == sorted(slices)

@@ -1,13 +1,11 @@
 # Copyright: kafkaops.mirror contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The Spark side of the comparison (local[2]): the residue settled in a shuffle as the rules say, and the newest
-checkpoint per group and partition."""
+"""The Spark side of the comparison (local[2]): the residue settled in a shuffle as the rules say."""
 import pytest
 
-from mirror_validation import mm2_checks
 from mirror_validation.job import partition_work
 from mirror_validation.residue import settle
-from mirror_validation.spark_io import CHECKPOINT_SCHEMA, RESIDUE, SUMMARY, compare_works
+from mirror_validation.spark_io import RESIDUE, SUMMARY, compare_works
 from mirrors import LetterReaders, _records, _settle, topic_pair
 
 pytestmark = pytest.mark.spark
@@ -29,14 +27,3 @@ def test_the_residue_settles_in_spark_as_on_a_list(spark):
     bounds_of = {key: (summary["first_matched_source"], summary["first_matched_target"], summary["last_matched_source"],
                        pair.source_offsets[key[1]][0], pair.target_offsets[key[1]][0], False) for key, summary in summaries.items()}
     assert settle(spark.sparkContext.parallelize(residue, 3), bounds_of, 10, 2) == expected
-
-
-def test_only_the_newest_checkpoint_of_a_group_and_partition_counts(spark):
-    checkpoints = spark.createDataFrame([
-        ("ok", 0, 0, 2, 3, 7),
-        ("superseded", 0, 0, 2, 4, 1),  # an older checkpoint of the same key that skipped ...
-        ("superseded", 0, 0, 2, 3, 9),  # ... replaced by a correct one
-        ("superseded", 0, 1, 5, 5, 2),
-    ], CHECKPOINT_SCHEMA)
-    rows = sorted(tuple(row) for row in mm2_checks.latest_checkpoints(checkpoints).select("group", "partition", "upstream", "downstream").collect())
-    assert rows == [("ok", 0, 2, 3), ("superseded", 0, 2, 3), ("superseded", 1, 5, 5)]

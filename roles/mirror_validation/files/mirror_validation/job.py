@@ -11,7 +11,6 @@ from datetime import datetime, timezone
 from typing import Optional
 
 from pyspark import StorageLevel
-from pyspark.sql import functions as F
 
 from . import mm2_checks, report
 from .catch_up import wait_for_target
@@ -20,8 +19,8 @@ from .errors import ValidationUnavailable
 from .kafka_reader import open_reader, resolve_client
 from .naming import FlowNames
 from .residue import KIND, MISPLACED, UNSETTLED, settle
-from .slices import SOURCE, TARGET, PartitionWork, Slice, interleave, pack, slice_partitions, work_size
-from .spark_io import RESIDUE, SUMMARY, ReadSettings, compare_partitions, read_checkpoints, read_offset_syncs
+from .slices import SOURCE, TARGET, PartitionWork, Slice, pack, slice_partitions, work_size
+from .spark_io import RESIDUE, SUMMARY, ReadSettings, compare_partitions
 from .topic_pairs import keeps_create_time, pair_topics, snapshot_source
 
 _NO_PAIR = -1  # slices of MM2's internal topics belong to no validated pair
@@ -78,11 +77,11 @@ class _Run:
         return self.options.task_records or self.options.slice_records
 
     def _internal_topic(self, reader, side, topic, topic_partitions):
-        """Tasks over a whole MM2 internal topic, or None when the topic does not exist."""
+        """The records ((range, RawRecord)) of a whole MM2 internal topic, or None when the topic does not exist."""
         if topic not in topic_partitions:
             return None
         offsets = reader.offsets(topic, range(topic_partitions[topic]))
-        return pack(interleave(slice_partitions(side, _NO_PAIR, topic, offsets, self.options.slice_records)), self._task_budget())
+        return reader.read_ranges(slice_partitions(side, _NO_PAIR, topic, offsets, self.options.slice_records))
 
     def prepare(self, source_reader, target_reader):
         options = self.options
@@ -118,33 +117,30 @@ class _Run:
         topic = FlowNames(options.source_alias, options.target_alias, options.policy, options.separator,
                           options.offset_syncs_location).offset_syncs_topic
         on_source = options.offset_syncs_location == "source"
-        slices = self._internal_topic(source_reader if on_source else target_reader, SOURCE if on_source else TARGET,
-                                      topic, source_topics if on_source else target_topics)
-        if slices is None:
+        records = self._internal_topic(source_reader if on_source else target_reader, SOURCE if on_source else TARGET,
+                                       topic, source_topics if on_source else target_topics)
+        if records is None:
             self.checks["offset_syncs"] = "skipped (%s not found on the %s)" % (topic, options.offset_syncs_location)
             return {}
-        pair_of_topic = {pair.source_topic: pair.index for pair in self.pairs if pair.target_exists}
-        self.syncs = read_offset_syncs(self.spark, self.settings, slices, pair_of_topic).persist(StorageLevel.MEMORY_AND_DISK)
-        latest = self.syncs.groupBy("pair", "partition").agg(F.max(F.struct("upstream", "downstream")).alias("sync")).collect()
+        self.syncs = mm2_checks.offset_syncs(records, {pair.source_topic: pair.index for pair in self.pairs if pair.target_exists})
         self.checks["offset_syncs"] = "checked (%s)" % topic
-        return {(row["pair"], row["partition"]): (row["sync"]["upstream"], row["sync"]["downstream"]) for row in latest}
+        return mm2_checks.latest_syncs(self.syncs)
 
     def _load_checkpoints(self, target_reader, target_topics):
         topic = FlowNames(self.options.source_alias, None, self.options.policy, self.options.separator).checkpoints_topic
-        slices = self._internal_topic(target_reader, TARGET, topic, target_topics)
-        if slices is None:
+        records = self._internal_topic(target_reader, TARGET, topic, target_topics)
+        if records is None:
             self.checks["checkpoints"] = "skipped (%s not found on the target)" % topic
             return
-        pair_of_topic = {pair.target_topic: pair.index for pair in self.pairs if pair.target_exists}
-        self.checkpoints = read_checkpoints(self.spark, self.settings, slices, pair_of_topic)
+        self.checkpoints = mm2_checks.latest_checkpoints(records, {pair.target_topic: pair.index for pair in self.pairs if pair.target_exists})
         self.checks["checkpoints"] = "checked (%s)" % topic
 
     def compare(self):
         """Per-pair report entries and checkpoint results: each partition pair is compared in the task that reads it."""
         live = [pair for pair in self.pairs if pair.target_exists]
         bounds = {(row[0], row[1]): row[2:] for pair in live for row in pair.bounds()}
-        syncs = self._syncs_in_range(bounds)
-        checkpoints = self._latest_checkpoints(bounds)
+        syncs = syncs_in_range(self.syncs or (), bounds)
+        checkpoints = [row for row in self.checkpoints or () if (row["pair"], row["partition"]) in bounds]
         works = [partition_work(pair, partition, syncs.get((pair.index, partition), ()),
                                 [row["upstream"] for row in checkpoints if (row["pair"], row["partition"]) == (pair.index, partition)])
                  for pair in live for partition in sorted(set(pair.source_offsets) | set(pair.target_offsets))]
@@ -174,7 +170,7 @@ class _Run:
             self.timings["partitions_read_again"] = len(unsettled)
         finally:
             self.timings["compare_s"] = round(time.monotonic() - started, 3)
-            for frame in cached + ([self.syncs] if self.syncs is not None else []):
+            for frame in cached:
                 frame.unpersist()
         counts, samples, misplaced, anchors = partition_tables(summaries, outcomes, self.options.sample_limit)
         checkpoint_rows = []
@@ -200,19 +196,6 @@ class _Run:
                            bounds[key][0], bounds[key][2], bounds[key][4])
                      for key, summary in summaries.items()}
         return settle(residue, bounds_of, self.options.sample_limit, parallelism)
-
-    def _syncs_in_range(self, bounds):
-        """{(pair, partition): sorted distinct (upstream, downstream)} of the syncs whose offsets are both still readable."""
-        if self.syncs is None:
-            return {}
-        return syncs_in_range(self.syncs.select("pair", "partition", "upstream", "downstream").distinct().collect(), bounds)
-
-    def _latest_checkpoints(self, bounds):
-        """The newest checkpoint per (group, pair, partition) of a compared partition, as dicts."""
-        if self.checkpoints is None:
-            return []
-        rows = [row.asDict() for row in mm2_checks.latest_checkpoints(self.checkpoints).collect()]
-        return [row for row in rows if (row["pair"], row["partition"]) in bounds]
 
     def _size_shuffles(self, offsets, parallelism):
         if self.spark.sparkContext.getConf().contains("spark.sql.shuffle.partitions"):

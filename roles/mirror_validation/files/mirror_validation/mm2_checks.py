@@ -1,17 +1,45 @@
-"""Checks against MirrorMaker 2's own bookkeeping: consumer-group checkpoints (offset-sync anchors are checked
-where the records are read, partition_match.py)."""
+"""MirrorMaker 2's own bookkeeping, read on the driver: offset syncs (anchors, checked where the records are read,
+partition_match.py) and consumer-group checkpoints. Both topics are compacted: they hold a few records per
+partition and group, not per mirrored record."""
 from __future__ import annotations
 
-from pyspark.sql import Window
-from pyspark.sql import functions as F
-
-KEYS = ["pair", "partition"]
+from .mm2_formats import RecordFormatError, decode_checkpoint, decode_offset_sync
 
 
-def latest_checkpoints(checkpoints):
-    """The newest checkpoint per (group, pair, partition): the topic is compacted on that key."""
-    newest_first = Window.partitionBy("group", *KEYS).orderBy(F.col("record_offset").desc())
-    return checkpoints.withColumn("rank", F.row_number().over(newest_first)).filter(F.col("rank") == 1).drop("rank", "record_offset")
+def _decoded(records, decode):
+    for _part, record in records:
+        try:
+            decoded = decode(record.key, record.value)
+        except RecordFormatError:
+            continue  # tombstones and foreign records on the internal topic carry no sync or checkpoint
+        yield decoded, record.offset
+
+
+def offset_syncs(records, pair_of_source_topic):
+    """{(pair, partition, upstream, downstream)} of the syncs of validated topics among `records` ((range, RawRecord))."""
+    return {(pair_of_source_topic[sync.topic], sync.partition, sync.upstream_offset, sync.downstream_offset)
+            for sync, _offset in _decoded(records, decode_offset_sync) if sync.topic in pair_of_source_topic}
+
+
+def latest_syncs(syncs):
+    """{(pair, partition): (upstream, downstream)} of the highest sync per partition."""
+    latest = {}
+    for pair, partition, upstream, downstream in syncs:
+        if (upstream, downstream) > latest.get((pair, partition), (-1, -1)):
+            latest[(pair, partition)] = (upstream, downstream)
+    return latest
+
+
+def latest_checkpoints(records, pair_of_target_topic):
+    """The newest checkpoint per (group, pair, partition) of validated topics, as dicts: the topic is compacted on that key."""
+    newest = {}
+    for checkpoint, offset in _decoded(records, decode_checkpoint):
+        if checkpoint.topic in pair_of_target_topic:
+            key = (checkpoint.group, pair_of_target_topic[checkpoint.topic], checkpoint.partition)
+            if key not in newest or offset > newest[key][0]:
+                newest[key] = (offset, checkpoint)
+    return [{"group": group, "pair": pair, "partition": partition, "upstream": checkpoint.upstream_offset,
+             "downstream": checkpoint.downstream_offset} for (group, pair, partition), (_offset, checkpoint) in sorted(newest.items())]
 
 
 def checkpoint_verdict(downstream, first_copy_after, target_end):

@@ -37,17 +37,6 @@ def slice_partitions(side, pair, topic, offsets, size, with_timestamp=False):
     ]
 
 
-def interleave(slices):
-    """Slices reordered round-robin over partitions, one side after the other: the first range of every partition,
-    then the second... so that a packed task holds ranges of different partitions, which its reader reads at once."""
-    rank, ranked = {}, []
-    for part in slices:
-        key = (part.side, part.pair, part.partition)
-        rank[key] = rank.get(key, -1) + 1
-        ranked.append((part.side, rank[key], part.pair, part.partition, part.start, part))
-    return [entry[-1] for entry in sorted(ranked, key=lambda entry: entry[:5])]
-
-
 def pack(slices, budget):
     """Group slices (or PartitionWorks) into tasks of about `budget` offsets each, so that many small partitions do not
     each cost a task.

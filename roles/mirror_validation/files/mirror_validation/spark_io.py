@@ -1,17 +1,13 @@
 """Spark stages that touch Kafka: every record is read, fingerprinted and compared inside a Spark task.
 
-Only per-partition summaries, the records left without a counterpart (the residue) and decoded MM2
-control records leave the tasks.
+Only per-partition summaries and the records left without a counterpart (the residue) leave the tasks.
 """
 from __future__ import annotations
 
 from itertools import islice
 
-from pyspark.sql import types as T
-
 from .fingerprint import record_fingerprint
 from .kafka_reader import open_reader
-from .mm2_formats import RecordFormatError, decode_checkpoint, decode_offset_sync
 from .partition_match import PartitionMatch
 from .slices import SOURCE, TARGET
 
@@ -19,23 +15,6 @@ SUMMARY, RESIDUE = 0, 1
 # Records read from one side before the reader looks whether the other side is behind (with a window of
 # `window` records, at most a quarter of it).
 STEP_RECORDS = 256
-
-OFFSET_SYNC_SCHEMA = T.StructType([
-    T.StructField("pair", T.IntegerType(), False),
-    T.StructField("partition", T.IntegerType(), False),
-    T.StructField("upstream", T.LongType(), False),
-    T.StructField("downstream", T.LongType(), False),
-])
-
-CHECKPOINT_SCHEMA = T.StructType([
-    T.StructField("group", T.StringType(), False),
-    T.StructField("pair", T.IntegerType(), False),
-    T.StructField("partition", T.IntegerType(), False),
-    T.StructField("upstream", T.LongType(), False),
-    T.StructField("downstream", T.LongType(), False),
-    T.StructField("record_offset", T.LongType(), False),
-])
-
 
 class ReadSettings:
     """What a Spark task needs to open a reader: plain data, pickled into the task."""
@@ -65,10 +44,6 @@ class _TaskReaders:
             self.open[side] = open_reader(self.settings.connections[side], self.settings.client, self.settings.timeout_s)
         return self.open[side]
 
-    def records(self, slices):
-        """(slice, RawRecord) for every record of `slices`; each side's slices go to its reader in one call."""
-        for side in sorted({part.side for part in slices}):
-            yield from self.reader(side).read_ranges([part for part in slices if part.side == side])
 
 
 def _read_in_step(readers, work, matcher, step):
@@ -138,34 +113,3 @@ def _tasks(spark, tasks, reader_function):
     # One Spark task per entry of `tasks` (a list of slices, see slices.pack).
     return (spark.sparkContext.parallelize(tasks, max(len(tasks), 1))
             .mapPartitions(lambda entries: reader_function([part for entry in entries for part in entry])))
-
-
-def _decoded(settings, slices, decode):
-    with _TaskReaders(settings) as readers:
-        for _part, record in readers.records(slices):
-            try:
-                decoded = decode(record.key, record.value)
-            except RecordFormatError:
-                continue  # tombstones and foreign records on the internal topic carry no sync
-            yield decoded, record.offset
-
-
-def read_offset_syncs(spark, settings, tasks, pair_of_source_topic):
-    """DataFrame(pair, partition, upstream, downstream) of the offset syncs of validated topics."""
-    def rows(part):
-        for sync, _record_offset in _decoded(settings, part, decode_offset_sync):
-            if sync.topic in pair_of_source_topic:
-                yield (pair_of_source_topic[sync.topic], sync.partition, sync.upstream_offset, sync.downstream_offset)
-
-    return spark.createDataFrame(_tasks(spark, tasks, rows), OFFSET_SYNC_SCHEMA, verifySchema=False)
-
-
-def read_checkpoints(spark, settings, tasks, pair_of_target_topic):
-    """DataFrame(group, pair, partition, upstream, downstream, record_offset) of the checkpoints of validated topics."""
-    def rows(part):
-        for checkpoint, offset in _decoded(settings, part, decode_checkpoint):
-            if checkpoint.topic in pair_of_target_topic:
-                yield (checkpoint.group, pair_of_target_topic[checkpoint.topic], checkpoint.partition,
-                       checkpoint.upstream_offset, checkpoint.downstream_offset, offset)
-
-    return spark.createDataFrame(_tasks(spark, tasks, rows), CHECKPOINT_SCHEMA, verifySchema=False)
