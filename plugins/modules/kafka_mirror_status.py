@@ -65,7 +65,9 @@ options:
         always use C(.)). Unset means the rules of the newest release.
     type: str
   topics:
-    description: Regular expressions (whole-name match) of the source topics the flow replicates.
+    description:
+      - Regular expressions (whole-name match) of the source topics the flow replicates.
+      - As in MirrorMaker 2's C(topics) (and the other pattern options here), a comma separates patterns, so C(a, b) is two.
     type: list
     elements: str
     default: ['.*']
