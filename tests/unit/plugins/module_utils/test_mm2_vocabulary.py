@@ -328,3 +328,26 @@ def test_every_declared_policy_and_location_choice_is_the_vocabularys():
             assert choices == list(OFFSET_SYNCS_LOCATIONS), (where, name)
             checked += 1
     assert checked >= 8
+
+
+def test_roles_that_follow_the_mirrormaker2_settings_fall_back_to_its_defaults():
+    """failover, mirror_validation and preflight take MirrorMaker 2's naming and sizing from the mirrormaker2_* settings; when
+    those are unset their fallback must be what the mirrormaker2 role itself would use, never a second opinion."""
+    import re
+    from pathlib import Path
+
+    import yaml
+
+    root = Path(__file__).resolve().parents[4]
+    mm2_defaults = yaml.safe_load((root / "roles/mirrormaker2/defaults/main.yml").read_text())
+    follow = re.compile(r"(mirrormaker2_[a-z0-9_]+) \| default\(('[^']*'|\d+)\)")
+    checked = 0
+    for defaults_file in sorted(root.glob("roles/*/defaults/main.yml")) + sorted(root.glob("roles/*/meta/argument_specs.yml")):
+        if defaults_file.parts[-3] == "mirrormaker2":
+            continue
+        for variable, fallback in follow.findall(defaults_file.read_text()):
+            if variable not in mm2_defaults:
+                continue
+            assert str(mm2_defaults[variable]) == fallback.strip("'"), (str(defaults_file.relative_to(root)), variable, fallback)
+            checked += 1
+    assert checked >= 10
