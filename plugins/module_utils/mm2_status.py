@@ -86,7 +86,7 @@ class FlowStatus:
     """What MirrorMaker 2 left on both clusters for one flow; read() can be called repeatedly and reads only what is new."""
 
     def __init__(self, source, target, flow):
-        self.source, self.target, self.flow = source, target, flow
+        self.source, self.target = source, target
         self.names, self.filter = flow["names"], flow["filter"]
         self.source_alias, self.target_alias = self.names.source_alias, self.names.target_alias
         self.syncs_topic = self.names.offset_syncs_topic

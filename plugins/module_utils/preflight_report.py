@@ -12,8 +12,7 @@ Pure: the role's templates only call these through filters kafkaops.mirror.prefl
 from __future__ import annotations
 
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.findings import ERROR, INFO, WARNING, finding, finding_text
-
-LOCATIONS = ("source", "target")
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import OFFSET_SYNCS_LOCATIONS
 _TABLE_ROW = "%-12s %-9s %-7s %-10s %-6s %-8s %-11s %-10s %-6s %-8s"
 _TABLE_COLUMNS = ("cluster", "bootstrap", "brokers", "advertised", "kafka", "min.isr", "auto-create", "can-create", "errors", "warnings")
 _SUMMARY_KEYS = ("cluster", "bootstrap", "brokers", "advertised_ok", "kafka_version", "min_insync_replicas", "auto_create_topics",
@@ -53,7 +52,7 @@ def cluster_checks(clusters, target_alias, source_alias, offset_syncs_location, 
     The target gets the remote topics' and heartbeats/checkpoints topics' replication factors, the features and the
     topic-creation check; the cluster that holds the offset-syncs topic (offset_syncs_location) gets its factor.
     """
-    if offset_syncs_location not in LOCATIONS:
+    if offset_syncs_location not in OFFSET_SYNCS_LOCATIONS:
         raise ValueError("offset_syncs_location must be source or target, got %r" % (offset_syncs_location,))
     topics = list(topics or [])
     checks = []
