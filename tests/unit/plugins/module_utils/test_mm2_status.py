@@ -264,3 +264,21 @@ def test_flow_status_reads_the_internal_topics_real_mm2_writes(version, location
     assert result["offset_syncs_topic"] == syncs_topic
     assert result["partitions"][0]["last_offset_sync"] == {"upstream": 3, "downstream": 3}
     assert result["problems"] == []
+
+
+def test_identity_flow_finds_app_heartbeats_under_its_prefixed_name():
+    """IdentityReplicationPolicy.formatRemoteTopic prefixes any name ending in `heartbeats` (looksLikeHeartbeat), while
+    isHeartbeatsTopic (originalTopic == heartbeats) says app-heartbeats is data: it is measured, on primary.app-heartbeats."""
+    from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_status import FlowStatus
+
+    source = FakeCluster({"orders": [[FakeRecord(i, b"k", b"v") for i in range(3)]],
+                          "app-heartbeats": [[FakeRecord(i, b"k", b"v") for i in range(5)]],
+                          "heartbeats": [[FakeRecord(0, b"k", b"v")]]})
+    target = FakeCluster({"orders": [[FakeRecord(i, b"k", b"v") for i in range(3)]],
+                          "primary.app-heartbeats": [[FakeRecord(i, b"k", b"v") for i in range(4)]]})
+    result = FlowStatus(source, target, flow_options(params(replication_policy="identity"))).read(now_ms=0)
+    assert result["topics"] == ["app-heartbeats", "orders"]
+    by_topic = {p["topic"]: p for p in result["partitions"]}
+    assert by_topic["app-heartbeats"]["remote_topic"] == "primary.app-heartbeats" and by_topic["app-heartbeats"]["lag"] == 1
+    assert by_topic["orders"]["remote_topic"] == "orders" and by_topic["orders"]["lag"] == 0
+    assert result["problems"] == []
