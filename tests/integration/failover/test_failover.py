@@ -169,6 +169,13 @@ def test_kafka_mirror_offsets_module_contract(mirrored):
     masked = run_module("kafka_mirror_offsets", offsets_args(state, source=source, groups=["fo-probe-none"], verify=False))
     assert not masked.get("failed") and secret not in json.dumps(masked)
 
+    # fo-early assigns and commits (a simple group, empty protocol type in ListGroups): MirrorMaker before 2.8 never
+    # checkpoints it (MirrorCheckpointConnector.findConsumerGroups), and the reason says so instead of "wait".
+    early = run_module("kafka_mirror_offsets", offsets_args(state, groups=["fo-early"], mirrormaker_version="2.7.0", offset_syncs=False,
+                                                            verify=False))
+    assert early["mirrormaker_version"] == "2.7.0" and early["untranslated"] == [f"fo-early {SOURCE}.{LATE_TOPIC}:0"], early
+    assert "MirrorMaker 2.7.0 never checkpoints simple groups" in early["offsets"][0]["reason"], early["offsets"][0]
+
     # A consumer group name that matches nothing on either cluster is reported as an empty plan; fo-app itself is committed by the role test.
     plan = run_module("kafka_mirror_offsets", offsets_args(state, apply=True), check=True, diff=True)
     assert plan["changed"] and not plan.get("failed"), plan.get("msg")
