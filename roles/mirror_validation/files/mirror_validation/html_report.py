@@ -11,10 +11,12 @@ _STYLE = """
 body{font-family:system-ui,sans-serif;margin:16px auto;max-width:1100px;padding:0 12px;color:#222}
 h1{font-size:1.4em;margin:.2em 0}h2{font-size:1.15em;margin:1.4em 0 .4em}
 .verdict{font-size:1.15em;padding:.4em .8em;border-radius:6px;margin:.4em 0;overflow-wrap:anywhere}
-.passed{background:#e3f6e5;color:#135c1d}.failed{background:#fde4e4;color:#8b1111}.warn{background:#fff4d6;color:#6b4b00}
+.passed{background:#e3f6e5;color:#135c1d}.failed{background:#fde4e4;color:#8b1111}
 table{border-collapse:collapse;margin:.6em 0;width:100%}
 td,th{border:1px solid #ccc;padding:2px 5px;text-align:right;font-size:.85em;white-space:nowrap;font-variant-numeric:tabular-nums}
-th{background:#f3f3f3;white-space:normal}td.name,th.name{text-align:left;white-space:normal;overflow-wrap:anywhere}td.status{text-align:left}tr.defect td{background:#fde4e4}tr.behind td{background:#fff4d6}
+th{background:#f3f3f3;white-space:normal}
+td.name,th.name{text-align:left;white-space:normal;overflow-wrap:anywhere}td.status{text-align:left}
+tr.defect td{background:#fde4e4}tr.behind td{background:#fff4d6}
 dl{display:grid;grid-template-columns:max-content 1fr;gap:2px 12px;font-size:.9em}dt{font-weight:600}dd{margin:0;overflow-wrap:anywhere}
 .legend{font-size:.85em}.legend span{display:inline-block;width:10px;height:10px;margin:0 4px 0 12px;vertical-align:middle}
 svg{display:block;max-width:100%}

@@ -116,14 +116,18 @@ class PartitionMatch:
         counterparts = other.get(fp)
         if counterparts:
             if side == TARGET:
-                self._matched(counterparts.popleft(), offset, fp)
+                counterpart = counterparts.popleft()
+                self._matched(counterpart, offset, fp)
             else:
-                target_offset, _seen = counterparts.popleft()
+                counterpart, _seen = counterparts.popleft()
                 for entry in counterparts:  # the source has this fingerprint: later target copies are duplicates
                     entry[1] = SEEN
-                self._matched(offset, target_offset, fp)
+                self._matched(offset, counterpart, fp)
             if not counterparts:
                 del other[fp]
+            arrivals = self.arrivals[1 - side]
+            if arrivals and arrivals[0][0] == counterpart:  # read in step, the counterpart is the oldest arrival: keep the window short
+                arrivals.popleft()
             if self.held_pairs:
                 self._release_held()
             return

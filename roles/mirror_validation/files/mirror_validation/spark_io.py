@@ -101,15 +101,9 @@ def compare_works(readers, works, window, sample_limit):
 
 
 def compare_partitions(spark, settings, tasks, window, sample_limit):
-    """RDD of (SUMMARY, summary) and (RESIDUE, row): one Spark task per entry of `tasks` (lists of PartitionWork)."""
-    def task(works):
+    """RDD of (SUMMARY, summary) and (RESIDUE, row): one Spark task per entry of `tasks` (lists of PartitionWork, see slices.pack)."""
+    def task(entries):
         with _TaskReaders(settings) as readers:
-            yield from compare_works(readers, works, window, sample_limit)
+            yield from compare_works(readers, [work for entry in entries for work in entry], window, sample_limit)
 
-    return _tasks(spark, tasks, task)
-
-
-def _tasks(spark, tasks, reader_function):
-    # One Spark task per entry of `tasks` (a list of slices, see slices.pack).
-    return (spark.sparkContext.parallelize(tasks, max(len(tasks), 1))
-            .mapPartitions(lambda entries: reader_function([part for entry in entries for part in entry])))
+    return spark.sparkContext.parallelize(tasks, max(len(tasks), 1)).mapPartitions(task)
