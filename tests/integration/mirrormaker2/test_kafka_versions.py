@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: kafkaops.mirror contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""HDInsight 5.0: the MirrorMaker host's Kafka is 2.4.1, whose MirrorMaker 2 ignores keys newer than itself.
+"""HDInsight 5.0 run as the runbook runs it: the MirrorMaker host's Kafka is 2.4.1, whose MirrorMaker 2 ignores keys
+newer than itself, and the clusters carry the runbook's aliases.
 
 A sandbox of its own whose MirrorMaker node's Kafka home claims 2.4.1 (`up --kafka-version 2.4.1`: the
 libs/kafka-clients-2.4.1.jar marker); the stand-in in that home then reads only what 2.4.1 reads. The whole of
@@ -10,9 +11,15 @@ the 2.4-era keys (topics.blacklist, groups.blacklist): rendered as topics.exclud
 mirrored, which an independent kafka-python client on the target sees (the last test renders for a wrong version on
 purpose and sees exactly that). The rendered file, read on the node, holds no key 2.4.1 ignores (the stand-in's own
 table, written apart from the collection's).
+
+The inventory's clusters are named as in the runbook, `kafka_cluster_alias` primary-kafka-cluster and
+secondary-kafka-cluster (not valid as Ansible group names, so the groups stay primary_kafka / secondary_kafka), with
+no mirror_source_alias / mirror_target_alias: every stage must run under those aliases, and the records must arrive in
+primary-kafka-cluster.<topic>. One sandbox and one mirror.yml run serve both scenarios (each costs a whole flow).
 """
 from __future__ import annotations
 
+import json
 import re
 import struct
 import subprocess
@@ -20,6 +27,7 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 from ansible_runner import run_playbook
 from confluent_kafka import Consumer, TopicPartition
 
@@ -36,8 +44,10 @@ HDINSIGHT_5_KAFKA = "2.4.1"
 CONFIG_FILE = "/etc/kafka-mirrormaker2/connect-mirror-maker.properties"  # in the role's default config dir
 MIRRORED, EXCLUDED = "hdi5-orders", "hdi5-orders.tmp"
 GROUP, EXCLUDED_GROUP = "hdi5-app", "hdi5-test-app"
+SOURCE_ALIAS, TARGET_ALIAS = "primary-kafka-cluster", "secondary-kafka-cluster"  # the runbook's
+REMOTE, REMOTE_EXCLUDED = f"{SOURCE_ALIAS}.{MIRRORED}", f"{SOURCE_ALIAS}.{EXCLUDED}"
 SHOW_VERSION = "kafkaops.mirror.mirrormaker2 : Show the Kafka version the configuration is rendered for"
-FLOW = {"source": "primary", "target": "secondary", "topics": ["hdi5-.*"], "topics_exclude": [r"hdi5-.*\.tmp"],
+FLOW = {"source": SOURCE_ALIAS, "target": TARGET_ALIAS, "topics": ["hdi5-.*"], "topics_exclude": [r"hdi5-.*\.tmp"],
         "groups": ["hdi5-.*"], "groups_exclude": ["hdi5-test-.*"], "refresh_topics_interval_seconds": 2,
         "refresh_groups_interval_seconds": 2, "emit_checkpoints_interval_seconds": 2}
 PLAN = {"mirrormaker2_flows": [FLOW], "mirrormaker2_max_lag": 0, "mirrormaker2_health_timeout": 180, "mirrormaker2_health_poll_interval": 2,
@@ -47,9 +57,15 @@ PLAN = {"mirrormaker2_flows": [FLOW], "mirrormaker2_max_lag": 0, "mirrormaker2_h
 
 
 def commit(bootstrap, group, topic, offsets):
-    """Commit `offsets` ({partition: offset}) for `group`, as a consumer that has read that far would."""
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False})
+    """Commit `offsets` ({partition: offset}) for `group` as a subscribed member that has read that far would: MirrorMaker 2
+    of 2.4-2.7 never checkpoints a simple group (assign + commit, protocol type ""), which an application group is not."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False, "auto.offset.reset": "earliest"})
     try:
+        consumer.subscribe([topic])
+        deadline = time.monotonic() + 60
+        while not consumer.assignment() and time.monotonic() < deadline:
+            consumer.poll(0.5)
+        assert consumer.assignment(), f"{group} got no partitions of {topic} within 60 s"
         consumer.commit(offsets=[TopicPartition(topic, partition, offset) for partition, offset in offsets.items()], asynchronous=False)
     finally:
         consumer.close()
@@ -58,7 +74,7 @@ def commit(bootstrap, group, topic, offsets):
 def checkpoint_groups(bootstrap):
     """Groups named in the target's checkpoints (Checkpoint key: INT16 length + UTF-8 group, then topic and partition)."""
     groups = set()
-    for records in kafka_io.read_all(bootstrap, "primary.checkpoints.internal").values():
+    for records in kafka_io.read_all(bootstrap, f"{SOURCE_ALIAS}.checkpoints.internal").values():
         for key, _value, _headers, _timestamp in records:
             (length,) = struct.unpack(">h", key[:2])
             groups.add(key[2:2 + length].decode())
@@ -78,15 +94,29 @@ def read_properties(state, path):
     return entries
 
 
-def mirror(state):
-    return run_playbook(MIRROR, inventory=Path(state["dir"]) / "inventory.yml", timeout=1500, extra_vars=PLAN)
+def runbook_inventory(state) -> Path:
+    """The sandbox's inventory with the runbook's cluster aliases and no mirror_*_alias variables."""
+    inventory = yaml.safe_load((Path(state["dir"]) / "inventory.yml").read_text())
+    for name in ("mirror_source_alias", "mirror_target_alias"):
+        inventory["all"].get("vars", {}).pop(name, None)
+    inventory["all"]["children"]["primary_kafka"]["vars"]["kafka_cluster_alias"] = SOURCE_ALIAS
+    inventory["all"]["children"]["secondary_kafka"]["vars"]["kafka_cluster_alias"] = TARGET_ALIAS
+    path = Path(state["dir"]) / "runbook-inventory.yml"
+    path.write_text(yaml.safe_dump(inventory))
+    return path
+
+
+def mirror(state, reports):
+    return run_playbook(MIRROR, inventory=runbook_inventory(state), timeout=1500,
+                        extra_vars=dict(PLAN, mirror_validation_report_dir=str(reports)))
 
 
 def redeploy(hdinsight5, check=False, diff=False, **overrides):
     """The mirrormaker2 role again, alone, on the virtualenv mirror.yml's mirror_host stage made (saves re-running the rest)."""
     state, play = hdinsight5
     interpreter = play.task(INTERPRETER_SET)["ansible_facts"]["ansible_python_interpreter"]
-    return run_playbook(ROLE_ONLY, inventory=Path(state["dir"]) / "inventory.yml", timeout=900, check=check, diff=diff,
+    return run_playbook(ROLE_ONLY, inventory=Path(state["dir"]) / "runbook-inventory.yml", timeout=900, check=check, diff=diff,
+                        skip_tags="mirror_host",
                         extra_vars=dict(PLAN, ansible_python_interpreter=interpreter, **overrides))
 
 
@@ -103,7 +133,7 @@ def hdinsight5(tmp_path_factory, sandbox_net):
         kafka_io.produce(primary, EXCLUDED, 40, 1)
         commit(primary, GROUP, MIRRORED, {0: 100, 1: 100})
         commit(primary, EXCLUDED_GROUP, MIRRORED, {0: 50, 1: 50})
-        yield state, mirror(state)
+        yield state, mirror(state, Path(directory) / "reports")
     finally:
         api.down(directory)
 
@@ -115,13 +145,30 @@ def test_role_detects_2_4_1_in_the_kafka_home(hdinsight5):
     assert f"MirrorMaker runs Kafka {HDINSIGHT_5_KAFKA} (detected in /usr/hdp/current/kafka-broker/libs)" in shown["msg"]
 
 
+def test_every_stage_runs_under_the_runbook_aliases(hdinsight5):
+    _state, play = hdinsight5
+    assert not play.failed, play.stdout[-6000:]
+    assert "skipping: no hosts matched" not in play.stdout
+    ran = {entry["action"] for entry in play.tasks if entry["status"] == "ok"}
+    assert {"kafkaops.mirror.kafka_cluster_info", "kafkaops.mirror.kafka_topic", "kafkaops.mirror.kafka_mirror_status"} <= ran
+
+
+def test_validation_passed_on_the_runbook_prefixed_topic(hdinsight5):
+    state, play = hdinsight5
+    assert not play.failed, play.stdout[-6000:]
+    [report_file] = list((Path(state["dir"]) / "reports").rglob("report.json"))
+    report = json.loads(report_file.read_text())
+    assert report["exit_code"] == 0, report["message"]
+    assert REMOTE in json.dumps(report) and REMOTE_EXCLUDED not in json.dumps(report)
+
+
 def test_rendered_file_uses_2_4_keys_and_nothing_2_4_1_ignores(hdinsight5):
     state, play = hdinsight5
     assert not play.failed, play.stdout[-6000:]
     rendered = read_properties(state, CONFIG_FILE)
-    assert rendered["primary->secondary.topics.blacklist"] == r"hdi5-.*\.tmp"
-    assert rendered["primary->secondary.groups.blacklist"] == "hdi5-test-.*"
-    aliases = {"primary", "secondary"}
+    assert rendered[f"{SOURCE_ALIAS}->{TARGET_ALIAS}.topics.blacklist"] == r"hdi5-.*\.tmp"
+    assert rendered[f"{SOURCE_ALIAS}->{TARGET_ALIAS}.groups.blacklist"] == "hdi5-test-.*"
+    aliases = {SOURCE_ALIAS, TARGET_ALIAS}
     ignored = []
     for key in rendered:
         scope, dot, rest = key.partition(".")
@@ -136,14 +183,14 @@ def test_mirrored_as_planned_by_an_independent_client(hdinsight5):
     assert not play.failed, play.stdout[-6000:]
     primary = state["clusters"]["primary"]["bootstrap_servers"]
     secondary = state["clusters"]["secondary"]["bootstrap_servers"]
-    remote = "primary." + MIRRORED
     source = kafka_io.read_all(primary, MIRRORED)
-    assert kafka_io.wait_for(lambda: kafka_io.read_all(secondary, remote) == source, 60), f"{remote} differs from {MIRRORED}"
+    # Keys, values, headers and timestamps, partition by partition.
+    assert kafka_io.wait_for(lambda: kafka_io.read_all(secondary, REMOTE) == source, 60), f"{REMOTE} differs from {MIRRORED}"
     # Checkpoints come every 2 s and topics are looked for every 2 s: by the time the included group's checkpoint
     # arrives, the excluded topic and group had several chances to be mirrored.
     assert kafka_io.wait_for(lambda: GROUP in checkpoint_groups(secondary), 60), "no checkpoint for the included group"
     time.sleep(6)
-    assert "primary." + EXCLUDED not in kafka_io.topics(secondary), "the excluded topic was mirrored: topics.blacklist was not honoured"
+    assert REMOTE_EXCLUDED not in kafka_io.topics(secondary), "the excluded topic was mirrored: topics.blacklist was not honoured"
     assert EXCLUDED_GROUP not in checkpoint_groups(secondary), "the excluded group was checkpointed: groups.blacklist was not honoured"
 
 
@@ -174,7 +221,7 @@ def test_a_file_rendered_for_the_wrong_version_mirrors_the_excluded_topic(hdinsi
     assert not play.failed, play.stdout[-6000:]
     wrong = redeploy(hdinsight5, mirrormaker2_kafka_version="3.9")
     assert not wrong.failed, wrong.stdout[-6000:]
-    assert read_properties(state, CONFIG_FILE)["primary->secondary.topics.exclude"] == r"hdi5-.*\.tmp"
+    assert read_properties(state, CONFIG_FILE)[f"{SOURCE_ALIAS}->{TARGET_ALIAS}.topics.exclude"] == r"hdi5-.*\.tmp"
     secondary = state["clusters"]["secondary"]["bootstrap_servers"]
-    assert kafka_io.wait_for(lambda: "primary." + EXCLUDED in kafka_io.topics(secondary), 60), \
+    assert kafka_io.wait_for(lambda: REMOTE_EXCLUDED in kafka_io.topics(secondary), 60), \
         "MirrorMaker 2 of Kafka 2.4.1 (the stand-in) honoured topics.exclude"
