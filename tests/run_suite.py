@@ -122,7 +122,7 @@ def junit_counts(path: Path) -> tuple[int, int, int]:
 
 
 def offline_get_pip() -> Path:
-    """Put the offline get-pip stand-in where `ansible-test sanity --venv` looks for its download (toolchain.md #1).
+    """Put the offline get-pip stand-in where `ansible-test sanity --venv` looks for its download (docs/reference/toolchain.md #1).
 
     ansible-test fetches get-pip from the internet unless ~/.ansible/test/cache holds it under the pip version it
     pins; a machine that reaches only the package registries fails there. The stand-in bootstraps pip from the
