@@ -84,8 +84,8 @@ def base_vars():
 
 def flow_primary_to_secondary(**extra):
     flow = {"source": "primary", "target": "secondary", "topics": ["mm2t-.*"], "topics_exclude": [r"mm2t-.*\.tmp"],
-            "groups": ["mm2t-.*"], "refresh_topics_interval_seconds": 2, "emit_checkpoints_interval_seconds": 2,
-            "sync_group_offsets": True, "sync_group_offsets_interval_seconds": 2}
+            "groups": ["mm2t-.*"], "refresh_topics_interval_seconds": 2, "refresh_groups_interval_seconds": 2,
+            "emit_checkpoints_interval_seconds": 2, "sync_group_offsets": True, "sync_group_offsets_interval_seconds": 2}
     flow.update(extra)
     return flow
 
@@ -207,12 +207,13 @@ def test_new_topic_matching_the_pattern_is_picked_up(mirror):
 
 
 def test_group_offsets_are_checkpointed_and_synced(mirror):
-    # The first deploy had offset.lag.max=100, so partition 0 has an offset sync at upstream 202 -> downstream 202.
+    # 1000 records a partition copied with offset.lag.max 100: Kafka 3.9's OffsetSyncStore (3.4.1+, KAFKA-14666) keeps a
+    # sparse history of syncs, here at upstream 0, 404, 808, 909 and 999 (each -> the same downstream offset).
     from kafka import KafkaConsumer, TopicPartition
     from kafka.structs import OffsetAndMetadata
 
     consumer = KafkaConsumer(bootstrap_servers=mirror.primary, group_id="mm2t-app", enable_auto_commit=False, api_version=kafka_io.API_VERSION)
-    consumer.commit({TopicPartition("mm2t-orders", 0): OffsetAndMetadata(202, "", -1), TopicPartition("mm2t-orders", 1): OffsetAndMetadata(150, "", -1)})
+    consumer.commit({TopicPartition("mm2t-orders", 0): OffsetAndMetadata(909, "", -1), TopicPartition("mm2t-orders", 1): OffsetAndMetadata(950, "", -1)})
     consumer.close()
     status = None
 
@@ -232,8 +233,8 @@ def test_group_offsets_are_checkpointed_and_synced(mirror):
             offsets = admin.list_group_offsets({"mm2t-app": None}).get("mm2t-app", {})
             return {tp.partition: meta.offset for tp, meta in offsets.items() if tp.topic == "primary.mm2t-orders"}
 
-        # 202 sits on a sync (202 -> 202); 150 is past the sync at 101, so it translates to 101 + 1 (re-read, never skip).
-        assert kafka_io.wait_for(lambda: target_offsets() == {0: 202, 1: 102}, 30), target_offsets()
+        # 909 sits on a sync (909 -> 909); 950 is past the sync at 909, so it translates to 909 + 1 (re-read, never skip).
+        assert kafka_io.wait_for(lambda: target_offsets() == {0: 909, 1: 910}, 30), target_offsets()
     finally:
         admin.close()
     assert status["healthy"], status["unmet"]
