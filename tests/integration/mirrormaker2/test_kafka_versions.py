@@ -131,9 +131,16 @@ def hdinsight5(tmp_path_factory, sandbox_net):
         kafka_io.create(primary, EXCLUDED, 1)
         kafka_io.produce(primary, MIRRORED, 400, 2)
         kafka_io.produce(primary, EXCLUDED, 40, 1)
-        commit(primary, GROUP, MIRRORED, {0: 100, 1: 100})
-        commit(primary, EXCLUDED_GROUP, MIRRORED, {0: 50, 1: 50})
-        yield state, mirror(state, Path(directory) / "reports")
+        groups = {GROUP: {0: 100, 1: 100}, EXCLUDED_GROUP: {0: 50, 1: 50}}
+        for group, offsets in groups.items():
+            commit(primary, group, MIRRORED, offsets)
+        play = mirror(state, Path(directory) / "reports")
+        # Quirk (noida-db 0.2.3): a restarted broker (ambari_kafka restarts the source's during the run) reloads committed
+        # groups without their protocol type, so they list as simple groups, which 2.4.1 never checkpoints; real Kafka
+        # keeps it in __consumer_offsets. The application commits again after the restart, as a running one would.
+        for group, offsets in groups.items():
+            commit(primary, group, MIRRORED, offsets)
+        yield state, play
     finally:
         api.down(directory)
 
