@@ -115,7 +115,6 @@ CONFIG_TYPE_SERVICE = {"kafka-broker": "KAFKA", "kafka-env": "KAFKA", "zoo.cfg":
 # The config types whose change makes a service's components stale: its own and its metainfo.xml
 # <configuration-dependencies> (common-services/KAFKA/0.8.1/metainfo.xml lists zoo.cfg for KAFKA).
 SERVICE_CONFIG_DEPENDENCIES = {"KAFKA": ("kafka-broker", "kafka-env", "zoo.cfg"), "ZOOKEEPER": ("zoo.cfg",)}
-SERVICE_COMPONENTS = {"KAFKA": ["KAFKA_BROKER"], "ZOOKEEPER": ["ZOOKEEPER_SERVER"]}
 STACK_ID = "HDP-2.6"
 
 
