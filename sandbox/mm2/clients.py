@@ -122,12 +122,17 @@ class TopicTail:
             self.consumer.seek_to_beginning(self.partition)
         records, deadline = [], time.monotonic() + deadline_s
         while time.monotonic() < deadline:
-            batch = self.consumer.poll(timeout_ms=500).get(self.partition, [])
+            # Quirk (noida-db 0.2.3): an empty fetch is answered at once, whatever fetch_max_wait_ms says, so a poll
+            # spins on fetches for all of its timeout; short polls, and a pause while the first fetch is still out.
+            batch = self.consumer.poll(timeout_ms=50).get(self.partition, [])
             records.extend(batch)
+            if batch:
+                continue
             # The fetch high watermark, not ListOffsets: tansu's end offsets are wrong with multi-record batches.
             highwater = self.consumer.highwater(self.partition)
-            if not batch and highwater is not None and self.consumer.position(self.partition) >= highwater:
+            if highwater is not None and self.consumer.position(self.partition) >= highwater:
                 break
+            time.sleep(0.05)
         return records
 
     def close(self):
