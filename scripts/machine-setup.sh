@@ -4,7 +4,8 @@
 #
 # What `make demo` and `make test` need from the machine beyond Python, installed when missing.
 #   machine-setup.sh demo   Java 17+ (Spark), sshd + sudo + unshare (the sandbox's nodes are SSH hosts)
-#   machine-setup.sh test   the same, plus stunnel4 (the TLS listener of the connection tests)
+#   machine-setup.sh test   the same, plus stunnel4 (the TLS listener of the connection tests) and
+#                           chromium-headless-shell (the validation report's layout test renders the page)
 # As root with apt-get, missing Debian packages are installed. Otherwise the script names the one command
 # to run and fails, except for what only the root-only strict sandbox needs (sshd, sudo), which a
 # non-root sandbox does not use.
@@ -27,6 +28,7 @@ command -v sshd >/dev/null 2>&1 || [ -x /usr/sbin/sshd ] || root_only+=(openssh-
 command -v sudo >/dev/null 2>&1 || root_only+=(sudo)
 if [ "$purpose" = test ]; then
   command -v stunnel4 >/dev/null 2>&1 || missing+=(stunnel4)
+  command -v chromium-headless-shell >/dev/null 2>&1 || command -v chromium >/dev/null 2>&1 || missing+=(chromium-headless-shell)
 fi
 
 if [ "$(id -u)" -eq 0 ]; then
