@@ -23,7 +23,7 @@ CONFIG_PROPERTIES_EXCLUDE_DEFAULT = (r"follower\.replication\.throttled\.replica
 def parse_list(value):
     """ConfigDef.parseType(LIST): trimmed, split at commas with the blanks around them; "" is the empty list."""
     text = (value or "").strip()
-    return [item for item in re.split(r"\s*,\s*", text)] if text else []
+    return re.split(r"\s*,\s*", text) if text else []
 
 
 def compile_pattern_list(value):

@@ -91,8 +91,8 @@ def report(defective):
         counts[3].update(missing=3, target_count=99997)
         samples[3] = {"missing": [1000 * 3 + 10, 1000 * 3 + 50000, 1000 * 3 + 99000]}
     topic = topic_entry(pair, counts, samples, {}, {}, {}, 0.01)
-    return {"passed": not defective, "message": "1 topic(s), 12 partition(s) compared; " + ("defects in %s: missing 3" % long_name
-                                                                                           if defective else "no defects"),
+    verdict = "defects in %s: missing 3" % long_name if defective else "no defects"
+    return {"passed": not defective, "message": "1 topic(s), 12 partition(s) compared; " + verdict,
             "started_at": "2026-11-23T05:00:00+00:00", "duration_s": 12.5, "records_per_s": 160000, "client": "confluent-kafka",
             "spark_master": "spark://127.60.0.1:7077", "groups": [], "topics": [topic],
             "checks": {"offset_syncs": "checked (mm2-offset-syncs.secondary-kafka-cluster-with-a-long-alias.internal)" * 3,

@@ -161,7 +161,7 @@ def test_sync_group_offsets_only_moves_new_or_empty_groups_forward(tmp_path):
     target = FakeAdmin([{"group_id": "behind", "group_state": "Empty"}, {"group_id": "ahead", "group_state": "Empty"},
                         {"group_id": "busy", "group_state": "Stable"}],
                        {"behind": {remote: OffsetAndMetadata(40, "", -1)}, "ahead": {remote: OffsetAndMetadata(120, "", -1)}})
-    checkpoints, _ = task(tmp_path, (3, 9, 0), source, target)
+    checkpoints, _target_admin = task(tmp_path, (3, 9, 0), source, target)
     checkpoints.emit()
     checkpoints.sync_group_offsets()
     assert sorted(target.altered) == [("behind", {remote: 102}), ("new", {remote: 102})]

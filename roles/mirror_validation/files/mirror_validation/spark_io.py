@@ -16,6 +16,7 @@ SUMMARY, RESIDUE = 0, 1
 # `window` records, at most a quarter of it).
 STEP_RECORDS = 256
 
+
 class ReadSettings:
     """What a Spark task needs to open a reader: plain data, pickled into the task."""
 
@@ -43,7 +44,6 @@ class _TaskReaders:
         if side not in self.open:
             self.open[side] = open_reader(self.settings.connections[side], self.settings.client, self.settings.timeout_s)
         return self.open[side]
-
 
 
 def _read_in_step(readers, work, matcher, step):
