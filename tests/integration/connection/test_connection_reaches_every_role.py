@@ -73,7 +73,8 @@ def recorder_lab(tmp_path_factory):
     inventory = {"all": {"children": {
         "primary_kafka": {"hosts": {"wn0-primar": local}, "vars": dict(PRIMARY, kafka_cluster_alias=ALIASES["primary"])},
         "secondary_kafka": {"hosts": {"wn0-second": local}, "vars": dict(SECONDARY, kafka_cluster_alias=ALIASES["secondary"])},
-        "mirrormaker": {"hosts": {"mm0": local}},
+        # No Kafka installation on this host: the release MirrorMaker runs is declared, as a user without one would.
+        "mirrormaker": {"hosts": {"mm0": dict(local, mirrormaker2_kafka_version="3.9")}},
     }}}
     (root / "inventory.yml").write_text(yaml.safe_dump(inventory))
     spark_record = root / "spark-submit.json"

@@ -41,7 +41,9 @@ def tls_lab(sandbox_net, tmp_path_factory):
         "children": {
             cluster + "_kafka": {"hosts": {"tls-" + cluster: {}},
                                  "vars": dict(cluster_vars, kafka_cluster_alias=ALIASES[cluster], kafka_bootstrap_servers=lab.bootstrap(cluster))}
-            for cluster in ("primary", "secondary")} | {"mirrormaker": {"hosts": {"tls-mm": {}}}},
+            for cluster in ("primary", "secondary")}
+        # No Kafka installation on this host: the release MirrorMaker runs is declared, as a user without one would.
+        | {"mirrormaker": {"hosts": {"tls-mm": {"mirrormaker2_kafka_version": "3.9"}}}},
     }}
     lab.inventory = lab.root / "inventory.yml"
     lab.inventory.write_text(yaml.safe_dump(inventory))

@@ -7,7 +7,7 @@ import pytest
 import yaml
 
 from ansible_runner import run_playbook
-from conftest import broker_checks, skip_on
+from kafka_targets import broker_checks, skip_on
 
 pytestmark = pytest.mark.integration
 ALIGN_TASK = "kafkaops.mirror.kafka_topics : Align the target cluster's topics in one batched call"

@@ -160,6 +160,7 @@ def test_inventory_matches_the_contract(sandbox):
                 "ansible_ssh_private_key_file": str(Path(sandbox["dir"]) / "ssh" / "id_ed25519"),
                 "ansible_ssh_common_args": "-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR",
                 "ansible_control_path_dir": control_path_dir(sandbox),
+                "ansible_pipelining": True,
                 "ansible_python_interpreter": "/usr/bin/python3",
             }
     mirrormaker = groups["mirrormaker"]
