@@ -248,7 +248,8 @@ def test_day_one_mirrors_the_topics_of_the_day(lab):
 
 def test_reboot_brings_mirrormaker_back_with_yesterdays_properties(lab):
     properties = lab.on_node(f"cat {PROPERTIES}").stdout
-    before = lab.mirrormaker_pid()
+    # The run may end with MirrorMaker just (re)started, STARTING for supervisord's first second.
+    before = kafka_io.wait_for(lab.mirrormaker_pid, 30)
     assert before and "refresh.topics.interval.seconds=600" in properties
 
     # Overnight, while MirrorMaker is down, one of yesterday's topics is deleted on the source. Quirk (noida-db 0.2.3): the
