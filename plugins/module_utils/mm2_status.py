@@ -22,6 +22,7 @@ from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.selection imp
 from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_client import kafka_connection_argument_spec
 from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_records import Checkpoint, Heartbeat, OffsetSync
 from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_versions import KafkaVersion
+from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_wait import CONDITIONS
 
 try:
     from kafka import TopicPartition
@@ -29,7 +30,6 @@ except ImportError:
     TopicPartition = None  # kafka_client.ensure_kafka_python() reports the missing library
 
 HEARTBEAT_TAIL = 200
-CONDITIONS = ("heartbeats", "offset_syncs", "lag")
 
 
 def partition_lag(source_begin, source_end, target_begin, target_end, last_sync):
