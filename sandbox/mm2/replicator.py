@@ -18,6 +18,7 @@ import logging
 import time
 
 from kafka import TopicPartition
+from kafka.errors import KafkaError
 
 from sandbox.mm2.sync_emitter import OffsetSyncEmitter
 from sandbox.mm2.topic_configs import TopicConfigSync
@@ -133,7 +134,13 @@ class SourceReplicator:
         if not self.assigned:
             time.sleep(timeout_ms / 1000.0)
             return 0
-        batches = self.consumer.poll(timeout_ms=0 if self.idle_s else timeout_ms, max_records=POLL_MAX_RECORDS)
+        try:
+            batches = self.consumer.poll(timeout_ms=0 if self.idle_s else timeout_ms, max_records=POLL_MAX_RECORDS)
+        except KafkaError as exc:
+            # MirrorSourceTask.poll: a KafkaException is logged ("Failure during poll.") and the task polls again.
+            LOG.warning("%s: failure during poll: %s", self.flow.name, exc)
+            time.sleep(timeout_ms / 1000.0)
+            return 0
         if not batches:
             # Quirk (noida-db 0.2.3): an empty fetch is answered at once, whatever fetch_max_wait_ms says, so a poll with
             # a timeout spins on fetches for all of it (poll 200 ms + sleep 200 ms: 25% of a core, measured). Idle, the

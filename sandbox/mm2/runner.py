@@ -40,6 +40,16 @@ class Timer:
         return False
 
 
+def survive(description, job):
+    """MirrorMaker 2's Scheduler.run and MirrorCheckpointTask.poll log a failed job and carry on (the next run may
+    succeed, e.g. once a restarted broker is back); they never end the worker, which would lose the copy's uncommitted
+    source offsets and make it copy those records again."""
+    try:
+        job()
+    except Exception:  # pylint: disable=broad-except  # Scheduler.run catches Throwable
+        LOG.exception("caught exception in scheduled task: %s", description)
+
+
 class Herder:
     """What one source->target pair runs: replication and checkpoints when enabled, heartbeats when enabled."""
 
@@ -79,17 +89,17 @@ class Herder:
             self.heartbeats.emit()
         if self.replicator:
             if self.refresh_topics.due(now):
-                self.replicator.refresh_topics()
+                survive("refreshing topics", self.replicator.refresh_topics)
             if self.sync_configs.due(now):
-                self.replicator.configs.sync(self.replicator.topics_being_replicated())
+                survive("syncing topic configs", lambda: self.replicator.configs.sync(self.replicator.topics_being_replicated()))
             copied = self.replicator.step(POLL_TIMEOUT_MS, now)
         if self.checkpoints:
             if self.refresh_groups.due(now):
-                self.checkpoints.refresh_groups()
+                survive("refreshing consumer groups", self.checkpoints.refresh_groups)
             if self.emit_checkpoints.due(now):
-                self.checkpoints.emit()
+                survive("emitting checkpoints", self.checkpoints.emit)
             if self.sync_groups.due(now):
-                self.checkpoints.sync_group_offsets()
+                survive("syncing group offsets", self.checkpoints.sync_group_offsets)
         return copied
 
     def stop(self):
