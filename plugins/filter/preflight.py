@@ -1,13 +1,14 @@
 # -*- coding: utf-8 -*-
 # Copyright: kafkaops.mirror contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filters of the preflight role: preflight_missing, preflight_clusters and preflight_report (module_utils/preflight_report)."""
+"""Filters of the preflight role: preflight_missing, preflight_clusters, preflight_stale_state_flows and preflight_report
+(module_utils/preflight_report)."""
 from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_config import required_features
-from ansible_collections.kafkaops.mirror.plugins.module_utils.preflight_report import cluster_checks, missing_settings, report
+from ansible_collections.kafkaops.mirror.plugins.module_utils.preflight_report import cluster_checks, missing_settings, report, stale_state_flows
 
 
 def _inventory_clusters(group_names, groups, hostvars):
@@ -43,10 +44,19 @@ def preflight_clusters(group_names, groups, hostvars, settings, mm2_model):
         raise AnsibleFilterError("preflight_clusters: %s" % exc) from None
 
 
-def preflight_report(cluster_results, clock_readings, reference_host, max_clock_skew, deferred_checks):
-    return report(cluster_results, clock_readings, reference_host, max_clock_skew, deferred_checks)
+def preflight_stale_state_flows(cluster_results, flows, engine="mm2"):
+    try:
+        return stale_state_flows(cluster_results, flows, engine)
+    except (KeyError, TypeError) as exc:
+        raise AnsibleFilterError("preflight_stale_state_flows: every flow needs a source and a target alias (%s)" % exc) from None
+
+
+def preflight_report(cluster_results, clock_readings, reference_host, max_clock_skew, deferred_checks, stale_state_results=None,
+                     stale_state_skipped=None):
+    return report(cluster_results, clock_readings, reference_host, max_clock_skew, deferred_checks, stale_state_results, stale_state_skipped)
 
 
 class FilterModule:
     def filters(self):
-        return {"preflight_missing": preflight_missing, "preflight_clusters": preflight_clusters, "preflight_report": preflight_report}
+        return {"preflight_missing": preflight_missing, "preflight_clusters": preflight_clusters,
+                "preflight_stale_state_flows": preflight_stale_state_flows, "preflight_report": preflight_report}

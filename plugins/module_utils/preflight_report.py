@@ -6,8 +6,11 @@
 - missing_settings(): the inventory settings the preflight needs and lacks.
 - cluster_checks(): per inventory cluster, the replication factors and MirrorMaker features kafka_cluster_info checks.
 - clock_findings(): clock offsets of the hosts from (controller before, host time, controller after) readings.
-- report(): findings of every cluster and the clocks, deferred checks turned into warnings, the summary table.
-Pure: the role's templates only call these through filters kafkaops.mirror.preflight_clusters / preflight_report.
+- stale_state_flows(): the MirrorMaker flows whose offset syncs and checkpoints this host can read (kafka_mirror_status).
+- report(): findings of every cluster, the clocks and the stale MirrorMaker state, deferred checks turned into warnings,
+  the summary table.
+Pure: the role's templates only call these through filters kafkaops.mirror.preflight_clusters / preflight_stale_state_flows /
+preflight_report.
 """
 from __future__ import annotations
 
@@ -108,17 +111,73 @@ def clock_findings(readings, reference_host, max_skew_s):
     return clocks, findings, line
 
 
+def _unreadable(result):
+    """Why this host cannot read the cluster of a kafka_cluster_info result, or None."""
+    if result.get("failed"):
+        return "its probe failed"
+    if not result.get("bootstrap_reachable"):
+        return "its bootstrap servers do not answer"
+    if result.get("skipped") or any(broker.get("usable") is False for broker in result.get("brokers") or []):
+        return "a broker's advertised address is unusable from here"
+    return None
+
+
+def stale_state_flows(cluster_results, flows, engine="mm2"):
+    """{flows, skipped}: the enabled flows ({source, target, source_host, target_host} and their topic and group patterns)
+    both of whose clusters answered kafka_cluster_info from this host, and a message for each flow left out.
+
+    flows: the mirrormaker2_flows model ({source, target, enabled, topics, topics_exclude, groups, groups_exclude, ...}; the
+    rest, such as properties that may hold secrets, is not copied). MirrorMaker 1 keeps no offset syncs or checkpoints.
+    """
+    if engine == "mm1":
+        return dict(flows=[], skipped=[])
+    clusters = {result["item"]["alias"]: result for result in cluster_results}
+    chosen, skipped = [], []
+    for flow in flows or []:
+        if not flow.get("enabled", True):
+            continue
+        name = "%s->%s" % (flow["source"], flow["target"])
+        reasons = ["cluster %s is not among the preflight's clusters" % alias if alias not in clusters else
+                   "cluster %s: %s" % (alias, _unreadable(clusters[alias]))
+                   for alias in (flow["source"], flow["target"]) if alias not in clusters or _unreadable(clusters[alias])]
+        if reasons:
+            skipped.append("the offset syncs and checkpoints of flow %s were not read (%s)" % (name, "; ".join(reasons)))
+            continue
+        entry = dict(source=flow["source"], target=flow["target"], source_host=clusters[flow["source"]]["item"]["host"],
+                     target_host=clusters[flow["target"]]["item"]["host"], topics=flow.get("topics") or [".*"],
+                     groups=flow.get("groups") or [".*"])
+        entry.update((key, flow[key]) for key in ("topics_exclude", "groups_exclude") if flow.get(key) is not None)
+        chosen.append(entry)
+    return dict(flows=chosen, skipped=skipped)
+
+
+def _stale_state_lines(stale_state_results, stale_state_skipped):
+    """(findings, table lines) of the kafka_mirror_status results of stale_state_flows' flows."""
+    findings, lines = [], []
+    for result in stale_state_results or []:
+        found = result.get("stale_state") or []
+        findings.extend(found)
+        lines.append("MirrorMaker state of %s (%s and checkpoints): %s" % (
+            result["flow"], result["offset_syncs_topic"], "%d stale finding(s)" % len(found) if found else "nothing stale"))
+    findings.extend(finding(WARNING, "stale_state", None, message) for message in stale_state_skipped or [])
+    return findings, lines
+
+
 def _defer(item, deferred):
     if item["severity"] == ERROR and item["check"] in deferred:
         return dict(item, severity=WARNING, message=item["message"] + DEFERRED_NOTE)
     return item
 
 
-def report(cluster_results, readings=None, reference_host=None, max_skew_s=5.0, deferred_checks=None):
-    """{table, findings, errors, warnings, clusters, clocks} of the preflight.
+def report(cluster_results, readings=None, reference_host=None, max_skew_s=5.0, deferred_checks=None, stale_state_results=None,
+           stale_state_skipped=None):
+    """{table, findings, errors, warnings, clusters, clocks, stale_state_read} of the preflight.
 
     cluster_results: the registered loop results of kafka_cluster_info (a failed probe becomes an error finding).
     deferred_checks: checks whose errors are reported as warnings because a later stage fixes them and checks again.
+    stale_state_results: the registered loop results of kafka_mirror_status for stale_state_flows' flows; stale_state_skipped
+    its messages about flows left out (warnings); both None when the state was not looked at. stale_state_read: it was, and
+    every flow was read.
     """
     findings, rows = [], []
     for result in cluster_results:
@@ -130,11 +189,15 @@ def report(cluster_results, readings=None, reference_host=None, max_skew_s=5.0, 
             rows.append(result["summary"])
     clocks, clock_problems, clock_line = clock_findings(readings, reference_host, max_skew_s)
     findings.extend(clock_problems)
+    stale_findings, stale_lines = _stale_state_lines(stale_state_results, stale_state_skipped)
+    findings.extend(stale_findings)
     table = [_TABLE_ROW % _TABLE_COLUMNS]
     table.extend(_TABLE_ROW % tuple(row[key] for key in _SUMMARY_KEYS) for row in rows)
     table.append(clock_line)
+    table.extend(stale_lines)
     reported = [_defer(item, set(deferred_checks or [])) for item in findings]
     table.extend("%s %s" % (_LABELS[item["severity"]], finding_text(item, stop="")) for item in reported)
     return dict(table=table, findings=reported, clusters=rows, clocks=clocks,
+                stale_state_read=stale_state_results is not None and not stale_state_skipped,
                 errors=[finding_text(item, stop="") for item in reported if item["severity"] == ERROR],
                 warnings=[finding_text(item, stop="") for item in reported if item["severity"] == WARNING])

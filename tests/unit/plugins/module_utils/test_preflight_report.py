@@ -11,6 +11,7 @@ from ansible_collections.kafkaops.mirror.plugins.module_utils.preflight_report i
     cluster_checks,
     missing_settings,
     report,
+    stale_state_flows,
 )
 
 CLUSTERS = [
@@ -97,4 +98,50 @@ def test_filters_read_the_inventory_and_the_mirrormaker2_settings():
     assert target["check_topic_creation"] is True
     underived = plugin.preflight_clusters(names, groups, hostvars, dict(settings, derive_features=False), model)[1]
     assert underived["required_features"] == ["dedicated_rest"]
-    assert set(plugin.FilterModule().filters()) == {"preflight_missing", "preflight_clusters", "preflight_report"}
+    assert set(plugin.FilterModule().filters()) == {"preflight_missing", "preflight_clusters", "preflight_stale_state_flows", "preflight_report"}
+
+
+def _probe(alias, host, reachable=True, usable=True, failed=False):
+    return {"item": {"alias": alias, "host": host}, "failed": failed, "bootstrap_reachable": reachable, "skipped": [],
+            "brokers": [{"node_id": 1, "usable": usable}]}
+
+
+def test_stale_state_is_read_only_for_flows_whose_clusters_answered():
+    probes = [_probe("primary", "p0"), _probe("secondary", "s0"), _probe("tertiary", "t0", usable=False)]
+    flows = [{"source": "primary", "target": "secondary", "topics": ["orders"], "groups_exclude": ["tmp-.*"],
+              "properties": {"sasl.jaas.config": "secret"}},
+             {"source": "primary", "target": "tertiary"},
+             {"source": "secondary", "target": "primary", "enabled": False},
+             {"source": "primary", "target": "quaternary"}]
+    chosen = stale_state_flows(probes, flows)
+    assert chosen["flows"] == [{"source": "primary", "target": "secondary", "source_host": "p0", "target_host": "s0",
+                                "topics": ["orders"], "groups": [".*"], "groups_exclude": ["tmp-.*"]}]
+    assert chosen["skipped"] == [
+        "the offset syncs and checkpoints of flow primary->tertiary were not read (cluster tertiary: a broker's advertised address "
+        "is unusable from here)",
+        "the offset syncs and checkpoints of flow primary->quaternary were not read (cluster quaternary is not among the "
+        "preflight's clusters)"]
+    assert stale_state_flows(probes, flows, "mm1") == {"flows": [], "skipped": []}
+    assert plugin.preflight_stale_state_flows([_probe("primary", "p0", failed=True), _probe("secondary", "s0", reachable=False)],
+                                              flows[:1])["skipped"] == [
+        "the offset syncs and checkpoints of flow primary->secondary were not read (cluster primary: its probe failed; "
+        "cluster secondary: its bootstrap servers do not answer)"]
+
+
+def test_report_adds_the_stale_state_of_each_flow():
+    stale = {"severity": "error", "check": "stale_offset_syncs", "cluster": "primary", "message": "syncs beyond the end",
+             "fix": "delete it"}
+    read = [{"flow": "primary->secondary", "offset_syncs_topic": "mm2-offset-syncs.secondary.internal", "stale_state": [stale]},
+            {"flow": "primary->tertiary", "offset_syncs_topic": "mm2-offset-syncs.tertiary.internal", "stale_state": []}]
+    result = report([_result("primary", [])], [], "mm", 5.0, [], read, ["flow x->y was not read"])
+    assert result["table"][2:6] == [
+        "clocks: not compared",
+        "MirrorMaker state of primary->secondary (mm2-offset-syncs.secondary.internal and checkpoints): 1 stale finding(s)",
+        "MirrorMaker state of primary->tertiary (mm2-offset-syncs.tertiary.internal and checkpoints): nothing stale",
+        "ERROR syncs beyond the end. Fix: delete it"]
+    assert result["errors"] == ["syncs beyond the end. Fix: delete it"] and result["warnings"] == ["flow x->y was not read"]
+    assert result["stale_state_read"] is False
+    assert report([_result("primary", [])], [], "mm", 5.0, [], read[1:], [])["stale_state_read"] is True
+    assert report([_result("primary", [])], [], "mm", 5.0, [])["stale_state_read"] is False  # not looked at
+    deferred = report([_result("primary", [])], [], "mm", 5.0, ["stale_offset_syncs"], read, [])
+    assert deferred["errors"] == [] and deferred["warnings"][0].startswith("syncs beyond the end" + DEFERRED_NOTE)
