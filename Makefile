@@ -46,10 +46,10 @@ demo: venv machine-demo
 	for report in $(CURDIR)/reports/*/report.html; do echo "demo: validation report: $$report (JSON: $${report%.html}.json)"; done
 
 test: venv machine-test
-	$(BIN)/python tests/run_suite.py
+	$(BIN)/python -m tests.run_suite
 
 sanity units lint integration molecule: venv machine-test
-	$(BIN)/python tests/run_suite.py --only $@
+	$(BIN)/python -m tests.run_suite --only $@
 
 sandbox-up: venv
 	$(BIN)/python -m sandbox up --dir $(SANDBOX_DIR) --provider $(PROVIDER)

@@ -1,6 +1,6 @@
 """Benchmark: one batched kafka_topic task vs. one task per topic, then the idempotent re-runs, in the same run.
 
-    .venv/bin/python bench/topics.py [--topics 500] [--partitions 8] [--net N] [--bootstrap HOST:PORT]
+    .venv/bin/python -m bench.topics [--topics 500] [--partitions 8] [--net N] [--bootstrap HOST:PORT]
 
 Without --bootstrap it starts a noida sandbox on 127.<net>.x.y (net from $SANDBOX_NET, default 10) and stops it at
 the end. Each approach gets its own topic names, so both create the same number of topics from scratch.
@@ -11,16 +11,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import tempfile
 import time
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "tests" / "integration"))
-
-from ansible_runner import run_tasks  # noqa: E402
+from tests.support.ansible_play import run_tasks
+from tests.support.checkout import REPO
 
 CONFIGS = {"retention.ms": 604800000, "cleanup.policy": "delete", "segment.bytes": 536870912}
 

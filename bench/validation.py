@@ -2,7 +2,7 @@
 same data in the same run, peak memory of the JVM, the Python driver and the largest Python executor worker at two
 sizes, and a kcat dump + sort + diff pipeline for reference.
 
-    .venv/bin/python bench/validation.py [--sizes 200000 1000000] [--partitions 8] [--net 50] [--subnet 5]
+    .venv/bin/python -m bench.validation [--sizes 200000 1000000] [--partitions 8] [--net 50] [--subnet 5]
         [--provider noida|tansu] [--baseline-rev GIT_REV]
 
 Starts a noida sandbox on 127.<net>.<subnet>.x / 127.<net>.<subnet + 1>.x, writes N keyed records with headers per size
@@ -25,13 +25,11 @@ import threading
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
 
-from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition  # noqa: E402
-from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
-
-from sandbox import api  # noqa: E402
+from sandbox import api
+from tests.support.checkout import REPO
 
 JOB = REPO / "roles" / "mirror_validation" / "files" / "validate_mirror.py"
 # Quirk (noida-db 0.2.3): fetch replies ignore size limits and carry everything to the log end (~110 MB at 1M x 100 B).

@@ -27,9 +27,9 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+from tests.support.checkout import COLLECTION_PARTS, REPO, is_collection_tree
+
 BIN = Path(sys.executable).parent
-COLLECTION_PARTS = ("ansible_collections", "kafkaops", "mirror")
 
 
 @dataclass
@@ -43,7 +43,7 @@ class Outcome:
 
 def collection_tree() -> Path:
     """ansible-test needs the real path to end in ansible_collections/kafkaops/mirror (no symlink)."""
-    if REPO.parts[-3:] == COLLECTION_PARTS:
+    if is_collection_tree(REPO):
         return REPO
     # Outside the checkout: inside it, ansible-test would list files through the checkout's git. A directory of this
     # run's own: a fixed one would be emptied under a running ansible-test by another checkout's `make sanity`.

@@ -13,16 +13,11 @@ from __future__ import annotations
 
 import ipaddress
 import os
-import sys
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-
-from sandbox import api, probes  # noqa: E402
+from sandbox import api, probes
 
 NETS_PER_WORKER = 2  # noida on net, tansu on net + 1
 # Molecule's sandbox (molecule/default/molecule.yml) and `make demo` (net 0) must never be reached by a worker's block.
@@ -75,7 +70,7 @@ def mirror_host_ready(tmp_path_factory):
     as a first real run of playbooks/mirror.yml leaves it. The host is a node with only its system Python (ssh node mode),
     so a play that runs the collection's modules there starts with kafkaops.mirror.mirror_host (which switches the
     interpreter); prepared beforehand, that play counts only its own changes and can run in check mode."""
-    from ansible_runner import run_playbook
+    from tests.support.ansible_play import run_playbook
 
     playbook = tmp_path_factory.mktemp("mirror-host") / "mirror_host.yml"
     playbook.write_text("- {name: MirrorMaker host, hosts: mirrormaker, gather_facts: false, roles: [kafkaops.mirror.mirror_host]}\n")

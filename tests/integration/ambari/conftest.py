@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from ambari_emulator import Emulator
+from tests.support.ambari_emulator import Emulator
 
 
 @pytest.fixture

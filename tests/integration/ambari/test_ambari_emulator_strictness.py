@@ -3,8 +3,9 @@ and the collection's client and modules pass it: headers, no duplicate restart a
 from __future__ import annotations
 
 import pytest
-from ambari_emulator import cluster_hosts
-from ansible_runner import run_module, run_tasks
+
+from tests.support.ambari_emulator import cluster_hosts
+from tests.support.ansible_play import run_module, run_tasks
 
 pytestmark = pytest.mark.integration
 

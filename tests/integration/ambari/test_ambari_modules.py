@@ -4,7 +4,8 @@ from __future__ import annotations
 import sys
 
 import pytest
-from ansible_runner import run_module
+
+from tests.support.ansible_play import run_module
 
 pytestmark = pytest.mark.integration
 

@@ -9,7 +9,8 @@ import json
 import urllib.request
 
 import pytest
-from ansible_runner import run_module
+
+from tests.support.ansible_play import run_module
 
 pytestmark = pytest.mark.integration
 

@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import pytest
-from ansible_runner import run_tasks
 
 from sandbox import broker_config
+from tests.support.ansible_play import run_tasks
 
 pytestmark = pytest.mark.integration
 

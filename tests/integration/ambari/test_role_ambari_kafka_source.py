@@ -6,7 +6,8 @@ import os
 import subprocess
 
 import pytest
-from ansible_runner import run_tasks
+
+from tests.support.ansible_play import run_tasks
 
 pytestmark = pytest.mark.integration
 

@@ -10,9 +10,9 @@ import ipaddress
 from pathlib import Path
 
 import pytest
-from ansible_runner import run_tasks
 
 from sandbox import probes
+from tests.support.ansible_play import run_tasks
 
 pytestmark = [pytest.mark.integration, pytest.mark.tansu]
 

@@ -5,7 +5,7 @@ the Spark job (its arguments, passwords only in a 0600 file), and no secret reac
 task results.
 
 No broker here speaks SASL or Kerberos: the roles run against a copy of the collection whose Kafka modules record their
-arguments (recorder_collection.py) and a spark-submit that records its command line and environment.
+arguments (tests/support/recorder_collection.py) and a spark-submit that records its command line and environment.
 """
 from __future__ import annotations
 
@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-from ansible_runner import run_tasks
-from recorder_collection import build, environment, recorded_calls
+
+from tests.support.ansible_play import run_tasks
+from tests.support.recorder_collection import build, environment, recorded_calls
 
 pytestmark = pytest.mark.integration
 

@@ -14,10 +14,10 @@ import sys
 
 import pytest
 import yaml
-from ansible_runner import run_tasks
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from sandbox.providers import ProviderUnavailable, TansuProvider
-from tls_lab import TlsLab
+from tests.support.ansible_play import run_tasks
+from tests.support.tls_lab import TlsLab
 
 pytestmark = [pytest.mark.integration, pytest.mark.tansu]
 

@@ -31,13 +31,14 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from ansible_runner import REPO, run_playbook
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.structs import OffsetAndMetadata
-from mirrormaker2 import mm2_kafka_io as kafka_io
 
 from sandbox import api
 from sandbox.node_init import SUPERVISOR_CONFIG
+from tests.support import mm2_kafka_io as kafka_io
+from tests.support.ansible_play import run_playbook
+from tests.support.checkout import REPO
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark,
               pytest.mark.skipif(os.geteuid() != 0, reason="the MirrorMaker node runs its own supervisord (ssh node mode, root)")]

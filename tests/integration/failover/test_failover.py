@@ -1,6 +1,6 @@
 """Failover on the noida sandbox: translate consumer-group offsets with MirrorMaker 2 records and resume on the target.
 
-The mirror is made by tests/integration/failover/mirror_fixture.py (copies records, writes real offset-syncs and
+The mirror is made by tests/support/mirror_fixture.py (copies records, writes real offset-syncs and
 checkpoints with mm2_records), so that the cases real mirrors have can be set up exactly: duplicated records after a task
 restart (downstream offsets differ from upstream ones), a re-copy after a crash behind the group's position (records the
 group consumed come again after its new position), a mirror that began after the group's offset (no translation), a
@@ -19,8 +19,9 @@ import pytest
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.structs import OffsetAndMetadata
 
-from ansible_runner import REPO, run_module, run_playbook
-from mirror_fixture import NOIDA_API, ensure_topic, mirror_pass, resume_and_count, write_checkpoints
+from tests.support.ansible_play import run_module, run_playbook
+from tests.support.checkout import REPO
+from tests.support.mirror_fixture import NOIDA_API, ensure_topic, mirror_pass, resume_and_count, write_checkpoints
 
 pytestmark = pytest.mark.integration
 

@@ -18,9 +18,10 @@ from kafka.structs import OffsetAndMetadata
 
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import ReplicationPolicy
 from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_records import Checkpoint
-from ansible_runner import REPO, run_playbook
 from sandbox import nodes
-from mirror_fixture import NOIDA_API, RECEIVE_MAX, ensure_topic, resume_and_count
+from tests.support.ansible_play import run_playbook
+from tests.support.checkout import REPO
+from tests.support.mirror_fixture import NOIDA_API, RECEIVE_MAX, ensure_topic, resume_and_count
 
 pytestmark = pytest.mark.integration
 

@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 import pytest
-from ambari_emulator import Emulator, cluster_hosts
-from ansible_runner import run_tasks
-from hosts_lab import TARGET_TEXT, source_hosts_text
+
+from tests.support.ambari_emulator import Emulator, cluster_hosts
+from tests.support.ansible_play import run_tasks
+from tests.support.hosts_lab import TARGET_TEXT, source_hosts_text
 
 pytestmark = pytest.mark.integration
 

@@ -8,7 +8,8 @@ import os
 from pathlib import Path
 
 import pytest
-from ansible_runner import run_tasks
+
+from tests.support.ansible_play import run_tasks
 
 pytestmark = pytest.mark.integration
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kafka_targets import KafkaTarget, target_for
+from tests.support.kafka_targets import KafkaTarget, target_for
 
 
 @pytest.fixture(params=["noida", pytest.param("tansu", marks=pytest.mark.tansu)])

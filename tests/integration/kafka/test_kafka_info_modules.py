@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from kafka_targets import broker_checks, skip_on
+from tests.support.kafka_targets import broker_checks, skip_on
 
 pytestmark = pytest.mark.integration
 

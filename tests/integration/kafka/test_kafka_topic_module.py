@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from kafka_targets import broker_checks, skip_on
+from tests.support.kafka_targets import broker_checks, skip_on
 
 pytestmark = pytest.mark.integration
 

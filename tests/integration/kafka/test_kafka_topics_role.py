@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ansible_runner import run_playbook
-from kafka_targets import broker_checks, skip_on
+from tests.support.ansible_play import run_playbook
+from tests.support.kafka_targets import broker_checks, skip_on
 
 pytestmark = pytest.mark.integration
 ALIGN_TASK = "kafkaops.mirror.kafka_topics : Align the target cluster's topics in one batched call"

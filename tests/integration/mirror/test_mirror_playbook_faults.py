@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ansible_runner import REPO, run_playbook
 from sandbox import api, nodes
 from sandbox.seed import seed
+from tests.support.ansible_play import run_playbook
+from tests.support.checkout import REPO
 
 pytestmark = pytest.mark.integration
 

@@ -16,9 +16,10 @@ import time
 from pathlib import Path
 
 import pytest
-from ansible_runner import REPO, run_playbook, run_tasks
 
 from sandbox.nodes import ssh_argv
+from tests.support.ansible_play import run_playbook, run_tasks
+from tests.support.checkout import REPO
 
 pytestmark = pytest.mark.integration
 

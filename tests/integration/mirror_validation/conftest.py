@@ -3,20 +3,14 @@ built by mirror_copy, and one in-process local Spark session shared by the sessi
 from __future__ import annotations
 
 import json
-import sys
 import uuid
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "unit" / "mirror_validation"))
-from job_env import import_job_package, local_spark  # noqa: E402
-
-import mirror_copy  # noqa: E402
-from mirror_copy import Scenario, corrupt, drop, duplicate, move, stop_after, swap  # noqa: E402
-from validation_runs import COMBINED_ARGUMENTS, job_arguments, scenario_regex  # noqa: E402
-
-import_job_package()
+from tests.support import mirror_copy
+from tests.support.job_env import local_spark
+from tests.support.mirror_copy import Scenario, corrupt, drop, duplicate, move, stop_after, swap
+from tests.support.validation_runs import COMBINED_ARGUMENTS, job_arguments, scenario_regex
 
 SCENARIOS = [
     Scenario("clean"),

@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pytest
 import yaml
-from ansible_runner import run_playbook
 
-from job_env import JOB_FILES
 from mirror_validation.archive import write_archive
-from validation_runs import COMBINED_ARGUMENTS, comparable, scenario_regex
-from spark_standalone import standalone_cluster
+
+from tests.support.ansible_play import run_playbook
+from tests.support.job_env import JOB_FILES
+from tests.support.spark_standalone import standalone_cluster
+from tests.support.validation_runs import COMBINED_ARGUMENTS, comparable, scenario_regex
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 ROLE = "kafkaops.mirror.mirror_validation : "

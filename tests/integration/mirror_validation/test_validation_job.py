@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from validation_runs import COMBINED_ARGUMENTS, comparable, scenario_regex as regex, topic_of
+from tests.support.validation_runs import COMBINED_ARGUMENTS, comparable, scenario_regex as regex, topic_of
 
 pytestmark = [
     pytest.mark.integration,

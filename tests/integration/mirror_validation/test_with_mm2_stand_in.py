@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 import yaml
-from ansible_runner import run_playbook
 
-import mirror_copy
 from sandbox import nodes
-from validation_runs import topic_of
+from tests.support import mirror_copy
+from tests.support.ansible_play import run_playbook
+from tests.support.validation_runs import topic_of
 
 pytestmark = [
     pytest.mark.integration,

@@ -8,9 +8,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from ansible_runner import REPO, collections_path, run_module
 
-import mm2_kafka_io as kafka_io
+from tests.support import mm2_kafka_io as kafka_io
+from tests.support.ansible_play import run_module
+from tests.support.checkout import REPO, collections_path
 
 pytestmark = pytest.mark.integration
 
@@ -41,7 +42,7 @@ def flow(sandbox, tmp_path_factory):
 
 
 def start(state):
-    env = dict(os.environ, PYTHONPATH=str(REPO), ANSIBLE_COLLECTIONS_PATH=collections_path())
+    env = dict(os.environ, PYTHONPATH=str(REPO), ANSIBLE_COLLECTIONS_PATH=str(collections_path()))
     with open(state["log"], "a", encoding="utf-8") as log:
         state["process"] = subprocess.Popen([sys.executable, "-m", "sandbox.mm2", str(state["properties"])], cwd=str(REPO), env=env,
                                             stdout=log, stderr=subprocess.STDOUT)

@@ -28,12 +28,12 @@ from pathlib import Path
 
 import pytest
 import yaml
-from ansible_runner import run_playbook
 from confluent_kafka import Consumer, TopicPartition
 
-import mm2_kafka_io as kafka_io
 from sandbox import api, nodes
 from sandbox.mm2 import release
+from tests.support import mm2_kafka_io as kafka_io
+from tests.support.ansible_play import run_playbook
 
 pytestmark = pytest.mark.integration
 

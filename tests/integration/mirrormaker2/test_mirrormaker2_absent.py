@@ -18,10 +18,11 @@ from pathlib import Path
 
 import pytest
 import yaml
-from ansible_runner import REPO, run_playbook
 
-import mm2_kafka_io as kafka_io
 from sandbox.nodes import account_lines
+from tests.support import mm2_kafka_io as kafka_io
+from tests.support.ansible_play import run_playbook
+from tests.support.checkout import REPO
 
 pytestmark = pytest.mark.integration
 

@@ -17,7 +17,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from ansible_runner import run_playbook
+
+from tests.support.ansible_play import run_playbook
 
 pytestmark = pytest.mark.integration
 

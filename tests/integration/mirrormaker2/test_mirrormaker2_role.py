@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-from ansible_runner import run_module, run_playbook
 
-import mm2_kafka_io as kafka_io
 from sandbox import nodes
+from tests.support import mm2_kafka_io as kafka_io
+from tests.support.ansible_play import run_module, run_playbook
 
 pytestmark = pytest.mark.integration
 

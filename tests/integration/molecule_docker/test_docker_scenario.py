@@ -19,10 +19,11 @@ from pathlib import Path
 
 import pytest
 import yaml
-from ansible_runner import REPO, run_playbook
 from kafka import KafkaConsumer, TopicPartition
 
 from sandbox import api, seed
+from tests.support.ansible_play import run_playbook
+from tests.support.checkout import REPO
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]  # the converge runs the validation job
 

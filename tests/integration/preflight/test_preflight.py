@@ -9,7 +9,8 @@ import pytest
 import yaml
 from kafka import KafkaAdminClient
 
-from ansible_runner import REPO, run_module, run_playbook, run_tasks
+from tests.support.ansible_play import run_module, run_playbook, run_tasks
+from tests.support.checkout import REPO
 
 pytestmark = pytest.mark.integration
 

@@ -4,56 +4,18 @@ the stand-in runs as the service account inside the node, under supervisord's ow
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
-from kafka import KafkaConsumer, TopicPartition
 
 from sandbox import api, processes, seed
-from sandbox.node_init import SUPERVISOR_CONF_D, SUPERVISOR_CONFIG
+from sandbox.node_init import SUPERVISOR_CONF_D
 from sandbox.nodes import account_lines
+from tests.support.node_mirrormaker import CONFIG_DIR, PROGRAM, SUPERVISORCTL, as_root_on, mirrored_count, properties
 
 pytestmark = [pytest.mark.integration,
               pytest.mark.skipif(os.geteuid() != 0, reason="host nodes (ssh node mode) need root")]
-
-PROGRAM = "mirrormaker2-test"
-SUPERVISORCTL = f"{Path(sys.executable).parent / 'supervisorctl'} -c {SUPERVISOR_CONFIG}"
-CONFIG_DIR = "/etc/kafka-mirrormaker2-test"
-
-
-def properties(state: dict) -> str:
-    primary, secondary = state["clusters"]["primary"], state["clusters"]["secondary"]
-    return "\n".join([
-        "clusters = primary, secondary",
-        f"primary.bootstrap.servers = {primary['bootstrap_servers']}",
-        f"secondary.bootstrap.servers = {secondary['bootstrap_servers']}",
-        "primary->secondary.enabled = true",
-        "primary->secondary.topics = orders",
-        "replication.factor = 1",
-        "heartbeats.topic.replication.factor = 1",
-        "checkpoints.topic.replication.factor = 1",
-        "offset-syncs.topic.replication.factor = 1",
-        "offset.storage.replication.factor = 1",
-        "",
-    ])
-
-
-def mirrored_count(state: dict, topic: str, partitions: int) -> int:
-    consumer = KafkaConsumer(bootstrap_servers=state["clusters"]["secondary"]["bootstrap_servers"], api_version=(2, 7),
-                             receive_message_max_bytes=200 * 1024 * 1024)  # Quirk (noida-db 0.2.3): unbounded fetch replies
-    try:
-        if topic not in consumer.topics():
-            return 0
-        return sum(consumer.end_offsets([TopicPartition(topic, p) for p in range(partitions)]).values())
-    finally:
-        consumer.close()
-
-
-def as_root_on(node: dict, script: str) -> subprocess.CompletedProcess:
-    return subprocess.run([node["exec"], "sh", "-c", script], capture_output=True, text=True, check=False, timeout=60)
 
 
 def test_stand_in_runs_as_kafka_under_the_node_s_supervisord(fresh_sandbox):

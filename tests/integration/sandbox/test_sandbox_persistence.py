@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
-from test_sandbox_mirrormaker import CONFIG_DIR, PROGRAM, SUPERVISORCTL, as_root_on, mirrored_count, properties
 
 from sandbox import api, processes, seed
 from sandbox.node_init import SUPERVISOR_CONF_D
+from tests.support.node_mirrormaker import CONFIG_DIR, PROGRAM, SUPERVISORCTL, as_root_on, mirrored_count, properties
 
 pytestmark = [pytest.mark.integration,
               pytest.mark.skipif(os.geteuid() != 0, reason="host nodes (ssh node mode) need root")]

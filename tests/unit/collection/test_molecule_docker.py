@@ -15,7 +15,9 @@ from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import yaml
-from ansible_runner import REPO, ansible_env
+
+from tests.support.ansible_play import ansible_env
+from tests.support.checkout import REPO
 
 
 class _PingOnly(BaseHTTPRequestHandler):

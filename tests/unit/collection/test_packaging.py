@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ansible_runner import REPO, ansible_env
+from tests.support.ansible_play import ansible_env
+from tests.support.checkout import REPO
 
 BIN = Path(sys.executable).parent
 JUNK = (".venv/", ".sandbox", ".git/", "__pycache__", ".pyc", "tests/output/", "collections/", ".ansible/", "reports/", ".pytest_cache")

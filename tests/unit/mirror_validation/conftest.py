@@ -1,12 +1,9 @@
-"""Unit tests of the validation job: the package is importable as on a Spark cluster, and the Spark
-tests share one local[2] session for the whole run (one JVM)."""
+"""Unit tests of the validation job: the Spark tests share one local[2] session for the whole run (one JVM)."""
 from __future__ import annotations
 
 import pytest
 
-from job_env import import_job_package, local_spark
-
-import_job_package()
+from tests.support.job_env import local_spark
 
 
 @pytest.fixture(scope="session")

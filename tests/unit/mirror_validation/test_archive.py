@@ -6,8 +6,9 @@ import sys
 import time
 import zipfile
 
-from job_env import JOB_FILES
 from mirror_validation.archive import write_archive
+
+from tests.support.job_env import JOB_FILES
 
 PACKAGE_DIR = JOB_FILES / "mirror_validation"
 

@@ -8,7 +8,8 @@ import pytest
 
 from mirror_validation.job import partition_work, syncs_in_range
 from mirror_validation.mm2_checks import checkpoint_verdict
-from mirrors import SOURCE_FIRST, TARGET_FIRST, compare_mirror, count_rows, topic_pair
+
+from tests.support.mirrors import SOURCE_FIRST, TARGET_FIRST, compare_mirror, count_rows, topic_pair
 
 WAYS = [dict(), dict(window=1), dict(window=2), dict(shift=SOURCE_FIRST), dict(shift=TARGET_FIRST),
         dict(window=2, shift=SOURCE_FIRST), dict(window=3, shift=TARGET_FIRST)]

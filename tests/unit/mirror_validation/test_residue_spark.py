@@ -6,7 +6,8 @@ import pytest
 from mirror_validation.job import partition_work
 from mirror_validation.residue import settle
 from mirror_validation.spark_io import RESIDUE, SUMMARY, compare_works
-from mirrors import LetterReaders, _records, _settle, topic_pair
+
+from tests.support.mirrors import LetterReaders, _records, _settle, topic_pair
 
 pytestmark = pytest.mark.spark
 

@@ -1,16 +1,16 @@
 # -*- coding: utf-8 -*-
 # Copyright: kafkaops.mirror contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Golden offset translations (golden_cases.py, worked out by hand from the Kafka source) run against both the sandbox's
+"""Golden offset translations (tests/support/golden_cases.py, worked out by hand from the Kafka source) run against both the sandbox's
 MirrorMaker 2 stand-in and the collection's translation. The two are written independently; a rule both get wrong
 fails here on both sides instead of being agreed on."""
 import pytest
 
 from ansible_collections.kafkaops.mirror.plugins.module_utils import mm2_offset_translation
 from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_records import Checkpoint
-from golden_cases import CASES
 from sandbox.mm2.behaviour import Behaviour
 from sandbox.mm2.sync_store import OffsetSyncStore
+from tests.support.golden_cases import CASES
 
 TOPIC, PARTITION, GROUP = "orders", 0, "app"
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-import mirror_copy
+from tests.support import mirror_copy
 
 
 def job_arguments(sandbox, topics_regex, *extra):

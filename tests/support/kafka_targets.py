@@ -2,8 +2,8 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """A sandbox cluster as the Kafka admin module tests see it, and the provider quirks they allow for.
 
-Imported by the tests by name (`from kafka_targets import ...`): `from conftest import` would get whichever of the
-suite's conftest modules was imported last."""
+Imported from here, never `from conftest import`: that would get whichever of the suite's conftest modules was imported
+last."""
 from __future__ import annotations
 
 import json
@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from ansible_runner import run_module, run_tasks
+from tests.support.ansible_play import run_module, run_tasks
+
 
 READ_BACK = Path(__file__).resolve().parent / "read_back.py"
 

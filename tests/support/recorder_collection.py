@@ -13,10 +13,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ansible_runner import REPO
+from tests.support.checkout import REPO
 
 KAFKA_MODULES = ("kafka_cluster_info", "kafka_consumer_group_info", "kafka_mirror_offsets", "kafka_mirror_status",
-                 "kafka_topic", "kafka_topic_info")
+                 "kafka_mirror_topic_drift_info", "kafka_topic", "kafka_topic_info")
 RECORD_VARIABLE = "CONNECTION_RECORD"
 
 RECORDER = '''#!/usr/bin/python

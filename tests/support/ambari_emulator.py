@@ -18,7 +18,9 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[3]
+from tests.support.checkout import REPO
+
+
 # 127.20.0.0/16 is this test area's address block; the sandbox fixtures use nets 20/21 (127.20.C.x, 127.21.C.x)
 # for their own clusters on C = 1, 2, so standalone emulators take 127.20.50.x.
 _ADDRESSES = (f"127.20.50.{1 + n % 250}" for n in itertools.count())  # ports are ephemeral, so addresses may repeat

@@ -1,18 +1,20 @@
-"""Shared by the unit and integration tests of the validation job: where the job package lives, and a
-local SparkSession configured for this machine."""
+# -*- coding: utf-8 -*-
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Shared by the unit and integration tests of the validation job: where the job's files live, and a local
+SparkSession configured for this machine.
+
+The tests import the job as a Spark cluster's Python does, as the top-level package `mirror_validation`: pytest.ini's
+`pythonpath` lists JOB_FILES (the job cannot import the collection, so it is not reached through ansible_collections).
+"""
 from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 
-JOB_FILES = Path(__file__).resolve().parents[3] / "roles" / "mirror_validation" / "files"
+from tests.support.checkout import REPO
 
-
-def import_job_package():
-    """Put the job package on sys.path as it is on a Spark cluster: top-level `mirror_validation`."""
-    if str(JOB_FILES) not in sys.path:
-        sys.path.insert(0, str(JOB_FILES))
+JOB_FILES = REPO / "roles" / "mirror_validation" / "files"
 
 
 def local_spark(app, cores=2, shuffle_partitions=2):

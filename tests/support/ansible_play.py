@@ -1,3 +1,6 @@
+# -*- coding: utf-8 -*-
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Run the collection's modules and playbooks with ansible-playbook and collect every task result.
 
 Tests assert on state read back with independent clients; these results are what the module said.
@@ -14,17 +17,16 @@ from pathlib import Path
 
 import yaml
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.support.checkout import REPO, collections_path
+
 CALLBACKS = Path(__file__).resolve().parent / "callback_plugins"
 
 
-def collections_path() -> str:
-    """The folder above ansible_collections/ that holds this checkout as kafkaops.mirror."""
-    if os.environ.get("ANSIBLE_COLLECTIONS_PATH"):
-        return os.environ["ANSIBLE_COLLECTIONS_PATH"]
-    if REPO.parts[-3:] == ("ansible_collections", "kafkaops", "mirror"):
-        return str(REPO.parents[2])
-    return str(REPO / ".venv" / "collections")
+def ansible_collections_path(environ: dict) -> str:
+    """ANSIBLE_COLLECTIONS_PATH for a run: this checkout's collections root first, then any folders the caller's
+    environment already lists (os.pathsep-separated, as Ansible reads them)."""
+    listed = [entry for entry in environ.get("ANSIBLE_COLLECTIONS_PATH", "").split(os.pathsep) if entry]
+    return os.pathsep.join(dict.fromkeys([str(collections_path()), *listed]))
 
 
 @dataclass
@@ -56,7 +58,7 @@ def ansible_env(extra: dict | None = None) -> dict:
     env.update(
         {
             "PATH": os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")]),
-            "ANSIBLE_COLLECTIONS_PATH": collections_path(),
+            "ANSIBLE_COLLECTIONS_PATH": ansible_collections_path(env),
             "ANSIBLE_CALLBACK_PLUGINS": str(CALLBACKS),
             "ANSIBLE_CALLBACKS_ENABLED": "record_results",
             "ANSIBLE_HOST_KEY_CHECKING": "False",
