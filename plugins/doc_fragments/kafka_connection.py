@@ -71,3 +71,65 @@ options:
       - Leave unset unless a broker answers ApiVersions wrongly; a pin lower than the cluster disables newer APIs.
     type: str
 """
+
+    # Option `source` of the modules that read a flow's two clusters: the top-level options reach the target. A module
+    # gives `source` its own description, type and required; the suboptions come from here.
+    SOURCE_CLUSTER = r"""
+options:
+  source:
+    description: Connection to the source cluster, with the same keys as the top-level connection options.
+    type: dict
+    suboptions:
+      bootstrap_servers:
+        description: Brokers of the source cluster, C(host:port).
+        type: list
+        elements: str
+        required: true
+      security_protocol:
+        description: As the top-level O(security_protocol).
+        type: str
+        default: PLAINTEXT
+        choices: [PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL]
+      sasl_mechanism:
+        description: As the top-level O(sasl_mechanism).
+        type: str
+        choices: [PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, GSSAPI]
+      sasl_kerberos_service_name:
+        description: As the top-level O(sasl_kerberos_service_name).
+        type: str
+      sasl_kerberos_principal:
+        description: As the top-level O(sasl_kerberos_principal).
+        type: str
+      sasl_kerberos_keytab:
+        description: As the top-level O(sasl_kerberos_keytab).
+        type: path
+      sasl_plain_username:
+        description: As the top-level O(sasl_plain_username).
+        type: str
+      sasl_plain_password:
+        description: As the top-level O(sasl_plain_password).
+        type: str
+      ssl_cafile:
+        description: As the top-level O(ssl_cafile).
+        type: path
+      ssl_certfile:
+        description: As the top-level O(ssl_certfile).
+        type: path
+      ssl_keyfile:
+        description: As the top-level O(ssl_keyfile).
+        type: path
+      ssl_password:
+        description: As the top-level O(ssl_password).
+        type: str
+      ssl_check_hostname:
+        description: As the top-level O(ssl_check_hostname).
+        type: bool
+        default: true
+      request_timeout_ms:
+        description: As the top-level O(request_timeout_ms).
+        type: int
+        default: 30000
+      api_version:
+        description: As the top-level O(api_version).
+        type: str
+"""

@@ -52,59 +52,6 @@ options:
         latest checkpoint), source groups without any checkpoint are reported, and O(verify) can compare records.
       - Required for O(offset_syncs_topic_location=source) and O(verify=true).
     type: dict
-    suboptions:
-      bootstrap_servers:
-        description: Brokers of the source cluster, C(host:port).
-        type: list
-        elements: str
-        required: true
-      security_protocol:
-        description: As the top-level O(security_protocol).
-        type: str
-        default: PLAINTEXT
-        choices: [PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL]
-      sasl_mechanism:
-        description: As the top-level O(sasl_mechanism).
-        type: str
-        choices: [PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, GSSAPI]
-      sasl_kerberos_service_name:
-        description: As the top-level O(sasl_kerberos_service_name).
-        type: str
-      sasl_kerberos_principal:
-        description: As the top-level O(sasl_kerberos_principal).
-        type: str
-      sasl_kerberos_keytab:
-        description: As the top-level O(sasl_kerberos_keytab).
-        type: path
-      sasl_plain_username:
-        description: As the top-level O(sasl_plain_username).
-        type: str
-      sasl_plain_password:
-        description: As the top-level O(sasl_plain_password).
-        type: str
-      ssl_cafile:
-        description: As the top-level O(ssl_cafile).
-        type: path
-      ssl_certfile:
-        description: As the top-level O(ssl_certfile).
-        type: path
-      ssl_keyfile:
-        description: As the top-level O(ssl_keyfile).
-        type: path
-      ssl_password:
-        description: As the top-level O(ssl_password).
-        type: str
-      ssl_check_hostname:
-        description: As the top-level O(ssl_check_hostname).
-        type: bool
-        default: true
-      request_timeout_ms:
-        description: As the top-level O(request_timeout_ms).
-        type: int
-        default: 30000
-      api_version:
-        description: As the top-level O(api_version).
-        type: str
   offset_syncs:
     description: Also read the offset-syncs topic and translate the source offsets with it (more current than checkpoints).
     type: bool
@@ -169,6 +116,7 @@ options:
 extends_documentation_fragment:
   - kafkaops.mirror.attributes
   - kafkaops.mirror.kafka_connection
+  - kafkaops.mirror.kafka_connection.source_cluster
 attributes:
   check_mode:
     support: full

@@ -8,7 +8,7 @@ import sys
 import tempfile
 import zipfile
 
-from . import html_report, job
+from . import html_report, job, topic_drift
 from .archive import write_archive
 from .connection import SIDES, add_connection_arguments, connection_from_arguments, key_password_env_var, password_env_var
 from .kafka_reader import CLIENTS
@@ -53,6 +53,8 @@ def build_parser():
     parser.add_argument("--receive-max-bytes", type=int, help="largest broker response the client accepts (client default when unset)")
     parser.add_argument("--read-timeout", type=float, default=30.0, help="seconds without progress before a read fails")
     parser.add_argument("--sample-limit", type=int, default=10, help="offsets kept per defect kind and partition")
+    parser.add_argument("--topic-drift", help="JSON result of kafkaops.mirror.kafka_mirror_topic_drift_info to include in the report;"
+                                              " its errors count as defects")
     return parser
 
 
@@ -122,6 +124,7 @@ def main(argv=None, spark=None):
             os.remove(stale)
     try:
         options = options_from_arguments(args, passwords(args.passwords_file))
+        drift = topic_drift.load(args.topic_drift) if args.topic_drift else None
     except ValueError as error:
         print("mirror validation: bad arguments: %s" % error, file=sys.stderr)
         return UNAVAILABLE
@@ -131,6 +134,8 @@ def main(argv=None, spark=None):
         spark = SparkSession.builder.appName("kafkaops-mirror-validation").getOrCreate()
         ship_package(spark)
     result = job.run(spark, options)
+    if drift is not None:
+        result = topic_drift.attach(result, drift)
     write_reports(result, args.report, args.html)
     print("mirror validation %s: %s" % ("passed" if result["passed"] else "FAILED", result["message"]))
     return result["exit_code"]

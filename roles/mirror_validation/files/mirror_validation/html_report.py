@@ -40,6 +40,10 @@ _SHORT = {"source_count": "source", "target_count": "target", "duplicates": "dup
           "checkpoint_violations": "ckpt errors", "anchors_checked": "anchors"}
 
 
+# Rows of the topic settings table: an error breaks the mirror, a warning is a risk.
+_DRIFT_ROW = {"error": ' class="defect"', "warning": ' class="behind"'}
+
+
 def _header(name):
     return _SHORT.get(name, name.replace("_", " "))
 
@@ -154,6 +158,22 @@ def _groups_section(groups):
             '<th>upstream</th><th>downstream</th><th>highest safe</th><th class="name">result</th></tr>%s</table>' % rows)
 
 
+def topic_drift_section(drift):
+    """The topic settings drift (kafka_mirror_topic_drift_info's result): its summary line, then one row per difference."""
+    if not drift:
+        return ""
+    rows = "".join(
+        '<tr%s><td class="status">%s</td><td class="name">%s</td><td class="name">%s</td><td>%s</td><td>%s</td><td class="name">%s</td></tr>'
+        % (_DRIFT_ROW.get(item["severity"], ""), escape(item["severity"]), escape(item["remote_topic"]), escape(item["check"]),
+           escape(str(item["source"])), escape(str(item["target"])), escape(item["message"] + (" Fix: %s." % item["fix"] if item.get("fix") else "")))
+        for item in drift["findings"]
+    )
+    table = ('<table><tr><th class="name">severity</th><th class="name">remote topic</th><th class="name">setting</th><th>source</th>'
+             '<th>target</th><th class="name">what it means</th></tr>%s</table>' % rows) if rows else ""
+    return '<h2>Topic settings, %s</h2><p class="verdict %s">%s</p>%s' % (
+        escape(drift["flow"]), "failed" if drift["summary"]["errors"] else "passed", escape(drift["message"]), table)
+
+
 def _facts(report):
     facts = [("started", report["started_at"]), ("duration", "%.1f s, %s records/s" % (report["duration_s"], report["records_per_s"])),
              ("client", str(report.get("client"))), ("Spark", str(report.get("spark_master", "")))]
@@ -165,7 +185,8 @@ def render(report):
     verdict = "passed" if report["passed"] else "failed"
     sections = "".join(_topic_section(topic) for topic in report["topics"])
     strips = _legend() if any(topic["partitions"] for topic in report["topics"]) else ""
+    summary = summary_table(report) + topic_drift_section(report.get("topic_drift"))
     return ('<!DOCTYPE html><html><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">'
             '<title>Mirror validation: %s</title><style>%s</style></head><body><h1>Mirror validation</h1><p class="verdict %s">%s</p>%s%s%s%s%s'
-            '</body></html>' % (verdict, _STYLE, verdict, escape(report["message"]), summary_table(report), _facts(report), strips, sections,
+            '</body></html>' % (verdict, _STYLE, verdict, escape(report["message"]), summary, _facts(report), strips, sections,
                                 _groups_section(report.get("groups", []))))
