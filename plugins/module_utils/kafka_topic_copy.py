@@ -1,12 +1,23 @@
 # -*- coding: utf-8 -*-
 # Copyright: kafkaops.mirror contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""copy_from: turn a source cluster's topics into kafka_topic entries for the target (pre-create before MirrorMaker 2)."""
+"""copy_from: turn a source cluster's topics into kafka_topic entries for the target (pre-create before MirrorMaker 2).
+
+Target names: with copy_from.source_alias, the replication policy's remote-topic name (_mm2.naming.ReplicationPolicy,
+so the names MirrorMaker 2 itself writes: IdentityReplicationPolicy keeps `orders` but writes `app-heartbeats` as
+`primary.app-heartbeats`); otherwise the source name behind copy_from.rename_prefix.
+
+The copies carry the source's overrides minus exclude_configs: what MirrorMaker 2's topic config sync sets too, so the sync
+keeps them. An explicit entry that sets other configs on such a remote topic is undone by the sync (config_sync_warnings).
+"""
 from __future__ import annotations
 
 import re
 
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import ReplicationPolicy
 from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_names import NameFilter, regex_problems
+from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_topics import canonical_config_value
+from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_versions import KafkaVersion
 from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_topics import is_protected_topic
 
 # Topic settings that describe the source cluster rather than the data: the same list MirrorMaker 2 leaves out when it
@@ -19,15 +30,51 @@ DEFAULT_EXCLUDED_CONFIGS = [
     r"unclean\.leader\.election\.enable",
     r"min\.insync\.replicas",
 ]
+# MirrorSourceConnector.syncTopicConfigs: before 3.5 the deprecated AlterConfigs, which leaves the remote topic with the
+# synced set only; from 3.5 IncrementalAlterConfigs (KIP-894), which sets the source's overrides and deletes the keys the
+# source leaves at their default, and leaves config.properties.exclude's keys alone.
+INCREMENTAL_CONFIG_SYNC_SINCE = KafkaVersion(3, 5, 0)
+
+
+def _policy(rules):
+    """The replication policy that names the copies, or None when copy_from names them with rename_prefix."""
+    if not rules.get("source_alias"):
+        return None
+    return ReplicationPolicy(rules.get("replication_policy") or "default", rules.get("replication_policy_separator") or ".")
 
 
 def copy_rule_problems(rules):
-    """Regexes in copy_from that do not compile, as messages."""
-    return (
+    """What is wrong in copy_from (regexes that do not compile, naming options that cannot go together), as messages."""
+    problems = (
         regex_problems("copy_from.topics", [rules["topics"]] if rules.get("topics") else [])
         + regex_problems("copy_from.exclude", [rules["exclude"]] if rules.get("exclude") else [])
         + regex_problems("copy_from.exclude_configs", rules.get("exclude_configs"))
     )
+    if rules.get("mirrormaker_version"):
+        try:
+            KafkaVersion.parse(rules["mirrormaker_version"])
+        except ValueError as exc:
+            problems.append("copy_from.mirrormaker_version: %s" % exc)
+    if rules.get("source_alias") is not None and not rules["source_alias"].strip():
+        problems.append("copy_from.source_alias must not be empty")
+    if rules.get("source_alias") and rules.get("rename_prefix"):
+        problems.append("copy_from.rename_prefix and copy_from.source_alias both name the copies: give source_alias (with "
+                        "replication_policy and replication_policy_separator) to name them as MirrorMaker 2 does, or rename_prefix alone")
+    elif not rules.get("source_alias") and (rules.get("replication_policy") or rules.get("replication_policy_separator")):
+        problems.append("copy_from.replication_policy and copy_from.replication_policy_separator need copy_from.source_alias "
+                        "(the alias MirrorMaker 2 gives the source cluster)")
+    else:
+        try:
+            _policy(rules)
+        except ValueError as exc:
+            problems.append("copy_from: %s" % exc)
+    return problems
+
+
+def target_name(name, rules):
+    """The target topic of source topic `name`: MirrorMaker 2's remote-topic name (formatRemoteTopic), or rename_prefix + name."""
+    policy = _policy(rules)
+    return (rules.get("rename_prefix") or "") + name if policy is None else policy.remote_topic(rules["source_alias"], name)
 
 
 def selected_source_topics(source_topics, rules):
@@ -40,11 +87,11 @@ def copied_entries(source_topics, source_overrides, rules, target_live_brokers):
     """kafka_topic entries that make the target match the source: partition counts and per-topic config overrides.
 
     source_topics: read_topics() of the source; source_overrides: {topic: {key: value}} of per-topic overrides;
-    rules: copy_from options (topics, exclude, rename_prefix, replication_factor, exclude_configs).
+    rules: copy_from options (topics, exclude, rename_prefix or source_alias with replication_policy and
+    replication_policy_separator, replication_factor, exclude_configs).
     The replication factor is copy_from.replication_factor, else the source's capped at the target's live brokers.
     """
     excluded_configs = [re.compile(pattern) for pattern in rules.get("exclude_configs") or []]
-    prefix = rules.get("rename_prefix") or ""
     entries = []
     for name in selected_source_topics(source_topics, rules):
         topic = source_topics[name]
@@ -56,7 +103,7 @@ def copied_entries(source_topics, source_overrides, rules, target_live_brokers):
         entries.append(
             dict(
                 label=f"copy_from topic {name!r}",
-                name=prefix + name,
+                name=target_name(name, rules),
                 state="present",
                 partitions=topic["partitions"],
                 replication_factor=rules.get("replication_factor") or min(topic["replication_factor"], target_live_brokers),
@@ -70,3 +117,53 @@ def merge_entries(copied, explicit):
     """Copied entries with explicit ones appended; an explicit entry replaces the copied entry of the same target name."""
     explicit_names = {entry.get("name") for entry in explicit}
     return [entry for entry in copied if entry["name"] not in explicit_names] + list(explicit)
+
+
+def _undone_by_sync(entry_configs, copied_configs, excluded_configs, replaces_all):
+    """{key: value} of an explicit entry's configs that a topic config sync changes back: whatever differs from the source's
+    override (the copy's), except, with IncrementalAlterConfigs, the keys config.properties.exclude leaves alone."""
+    return {key: value for key, value in sorted(entry_configs.items())
+            if canonical_config_value(value) != canonical_config_value(copied_configs.get(key))
+            and (replaces_all or not any(pattern.fullmatch(key) for pattern in excluded_configs))}
+
+
+def _sync_rule(version, replaced, incremental):
+    """(how the sync undoes them, {key: value} undone) for MirrorMaker 2 of `version` (None: unknown), or None."""
+    if version is None:
+        return ("MirrorMaker 2 sets it back to the source's configs (from Kafka 3.5 keeping config.properties.exclude keys; "
+                "before 3.5 replacing all of them, excluded keys too)", replaced) if replaced else None
+    if version < INCREMENTAL_CONFIG_SYNC_SINCE:
+        return ("MirrorMaker 2 of Kafka %s replaces all of its configs with the source's (AlterConfigs, before 3.5)" % (version,),
+                replaced) if replaced else None
+    return ("MirrorMaker 2 of Kafka %s sets it back to the source's configs and deletes overrides the source does not have "
+            "(IncrementalAlterConfigs, 3.5+; config.properties.exclude keys are kept)" % (version,), incremental) if incremental else None
+
+
+def config_sync_warnings(copied, explicit, rules):
+    """Warnings for explicit entries whose configs MirrorMaker 2's topic config sync will undo on the remote topics it mirrors.
+
+    Only for copies named as MirrorMaker 2 names them (source_alias) while it syncs topic configs (sync_topic_configs,
+    MirrorMaker's sync.topic.configs.enabled, on by default); the rule follows mirrormaker_version (unknown: both rules).
+    """
+    if not rules.get("source_alias") or not rules.get("sync_topic_configs", True):
+        return []
+    version = KafkaVersion.parse(rules["mirrormaker_version"]) if rules.get("mirrormaker_version") else None
+    copied_by_name = {entry["name"]: entry for entry in copied}
+    excluded = [re.compile(pattern) for pattern in rules.get("exclude_configs") or []]
+    warnings = []
+    for entry in explicit:
+        copy = copied_by_name.get(entry.get("name"))
+        if copy is None or entry.get("state") == "absent" or not entry.get("configs"):
+            continue
+        rule = _sync_rule(version, _undone_by_sync(entry["configs"], copy["configs"], excluded, replaces_all=True),
+                          _undone_by_sync(entry["configs"], copy["configs"], excluded, replaces_all=False))
+        if rule is None:
+            continue
+        how, undone = rule
+        warnings.append("%s sets %s on %s, the remote topic of %s: %s at every topic config sync (sync.topic.configs.interval.seconds, "
+                        "600 s by default), so they do not stay. Set them on the source topic, or turn the sync off "
+                        "(sync.topic.configs.enabled=false, the mirrormaker2 role's flow option sync_topic_configs) and set "
+                        "copy_from.sync_topic_configs=false"
+                        % (entry.get("label", entry["name"]), ", ".join("%s=%s" % item for item in undone.items()), entry["name"],
+                           copy["label"], how))
+    return warnings

@@ -4,6 +4,7 @@
 """The kafka_topic module's work: options -> entries -> read cluster -> plan -> broker dry run -> apply (not in check mode)."""
 from __future__ import annotations
 
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import POLICIES
 from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_client import KafkaConnection, KafkaError, kafka_connection_argument_spec
 from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_topic_admin import (
     TOPIC_OVERRIDE_SOURCE,
@@ -15,6 +16,7 @@ from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_topic_admin 
 )
 from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_topic_copy import (
     DEFAULT_EXCLUDED_CONFIGS,
+    config_sync_warnings,
     copied_entries,
     copy_rule_problems,
     merge_entries,
@@ -46,6 +48,11 @@ def kafka_topic_argument_spec():
         topics=dict(type="str", default=".*"),
         exclude=dict(type="str"),
         rename_prefix=dict(type="str", default=""),
+        source_alias=dict(type="str"),
+        replication_policy=dict(type="str", choices=list(POLICIES)),
+        replication_policy_separator=dict(type="str"),
+        sync_topic_configs=dict(type="bool", default=True),
+        mirrormaker_version=dict(type="str"),
         replication_factor=dict(type="int"),
         exclude_configs=dict(type="list", elements="str", default=list(DEFAULT_EXCLUDED_CONFIGS)),
     )
@@ -120,7 +127,8 @@ def _ensure_topics(target, params, check_mode):
     explicit = requested_entries(params)
     admin = target.admin()
     live_brokers = len(target.cluster()["brokers"])
-    entries = merge_entries(_source_entries(params["copy_from"], live_brokers), explicit) if params.get("copy_from") else explicit
+    copied = _source_entries(params["copy_from"], live_brokers) if params.get("copy_from") else []
+    entries = merge_entries(copied, explicit)
     plan = plan_topics(
         entries,
         current_topic_state(admin, entries),
@@ -132,7 +140,8 @@ def _ensure_topics(target, params, check_mode):
     if plan.changed and params.get("validate_on_broker", True):
         # Also when some entries are already invalid, so that one run names every bad entry.
         plan.errors.extend(changes.check_with_brokers(plan))
-    result = dict(plan.result(), diff=plan.diff(), warnings=plan.warnings)
+    warnings = plan.warnings + (config_sync_warnings(copied, explicit, params["copy_from"]) if copied else [])
+    result = dict(plan.result(), diff=plan.diff(), warnings=warnings)
     if plan.errors:
         raise TopicTaskError(plan.error_message(), dict(result, changed=False, created=[], updated=[], deleted=[], plan=plan.result()))
     if check_mode or not plan.changed:

@@ -161,9 +161,44 @@ options:
         description: Regular expression; source topics whose whole name matches are not copied.
         type: str
       rename_prefix:
-        description: Prefix added to each copied topic name on the target, for example V(primary.) for MirrorMaker 2's default replication policy.
+        description:
+          - Prefix added to each copied topic name on the target. Mutually exclusive with O(copy_from.source_alias).
+          - To pre-create the topics MirrorMaker 2 writes, use O(copy_from.source_alias) instead (a prefix misses the names its
+            replication policy forms differently, such as C(app-heartbeats) under the identity policy).
         type: str
         default: ""
+      source_alias:
+        description:
+          - Alias MirrorMaker 2 gives the source cluster. When set, copied topics are named as MirrorMaker 2 names remote topics
+            (C(ReplicationPolicy.formatRemoteTopic)) under O(copy_from.replication_policy) and O(copy_from.replication_policy_separator).
+        type: str
+        version_added: 0.2.0
+      replication_policy:
+        description:
+          - MirrorMaker 2's replication policy, with O(copy_from.source_alias); V(default) when unset.
+          - V(default) (DefaultReplicationPolicy) names a copy C(<source_alias><separator><topic>); V(identity)
+            (IdentityReplicationPolicy, Kafka 3.0+) keeps the name, except names ending in C(heartbeats), which it prefixes like V(default).
+        type: str
+        choices: [default, identity]
+        version_added: 0.2.0
+      replication_policy_separator:
+        description: C(replication.policy.separator) of MirrorMaker 2, with O(copy_from.source_alias); V(.) when unset.
+        type: str
+        version_added: 0.2.0
+      sync_topic_configs:
+        description:
+          - Whether MirrorMaker 2 syncs the topic configs of the flow (its C(sync.topic.configs.enabled), on by default).
+          - With O(copy_from.source_alias), an entry of O(topics) (or O(name)) that sets configs on a copied remote topic is
+            warned about when that sync will undo them. Before Kafka 3.5 MirrorMaker replaces all configs of the remote topic
+            with the source's; from 3.5 it sets the source's and deletes the overrides the source does not have, except the
+            keys of its C(config.properties.exclude) (taken to be O(copy_from.exclude_configs)).
+        type: bool
+        default: true
+        version_added: 0.2.0
+      mirrormaker_version:
+        description: Kafka release MirrorMaker 2 runs (V(2.4.1), V(3.9)), for the rule of O(copy_from.sync_topic_configs); unset warns by both rules.
+        type: str
+        version_added: 0.2.0
       replication_factor:
         description: Replication factor of copied topics. Default is the source topic's, capped at the target's live brokers.
         type: int
@@ -216,7 +251,8 @@ EXAMPLES = r"""
       bootstrap_servers: "{{ hostvars[groups['primary_kafka'][0]].kafka_bootstrap_servers }}"
       topics: "orders|payments.*"
       exclude: ".*-tmp"
-      rename_prefix: "primary."
+      source_alias: primary
+      replication_policy: default
 """
 
 RETURN = r"""

@@ -1,8 +1,11 @@
 """copy_from: which source topics become which target entries."""
 from __future__ import annotations
 
+import pytest
+
 from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_topic_copy import (
     DEFAULT_EXCLUDED_CONFIGS,
+    config_sync_warnings,
     copied_entries,
     copy_rule_problems,
     merge_entries,
@@ -53,3 +56,85 @@ def test_bad_regexes_are_named():
     problems = copy_rule_problems(rules(topics="(", exclude_configs=["ok", "["]))
     assert len(problems) == 2
     assert problems[0].startswith("copy_from.topics: '('") and problems[1].startswith("copy_from.exclude_configs: '['")
+
+
+MIRRORED_SOURCE = {
+    "orders": {"partitions": 2, "replication_factor": 1, "internal": False},
+    "app-heartbeats": {"partitions": 1, "replication_factor": 1, "internal": False},
+    "heartbeats": {"partitions": 1, "replication_factor": 1, "internal": False},
+}
+
+
+def test_copies_take_the_names_mirrormaker_2_writes_under_the_identity_policy():
+    """IdentityReplicationPolicy.formatRemoteTopic (connect/mirror-client, Kafka 3.0+): `if (looksLikeHeartbeat(topic))
+    return super.formatRemoteTopic(sourceClusterAlias, topic); else return topic;` with looksLikeHeartbeat =
+    `topic != null && topic.endsWith(heartbeatsTopic())`. So `orders` stays `orders` while `app-heartbeats` is written as
+    `primary.app-heartbeats` (DefaultReplicationPolicy.formatRemoteTopic: alias + separator + topic). A plain prefix of ''
+    pre-created `app-heartbeats`, a topic MirrorMaker 2 never writes. The source's own `heartbeats` is MM2's, never copied."""
+    entries = copied_entries(MIRRORED_SOURCE, {}, rules(source_alias="primary", replication_policy="identity"), target_live_brokers=1)
+    assert [entry["name"] for entry in entries] == ["primary.app-heartbeats", "orders"]
+
+
+@pytest.mark.parametrize("policy, separator, names", [
+    # DefaultReplicationPolicy.formatRemoteTopic: sourceClusterAlias + separator + topic, for every topic.
+    (None, None, ["primary.app-heartbeats", "primary.orders"]),
+    ("default", "_", ["primary_app-heartbeats", "primary_orders"]),
+    # IdentityReplicationPolicy.formatRemoteTopic defers to DefaultReplicationPolicy with the configured separator.
+    ("identity", "_", ["orders", "primary_app-heartbeats"]),
+])
+def test_copies_follow_policy_and_separator(policy, separator, names):
+    entries = copied_entries(MIRRORED_SOURCE, {}, rules(source_alias="primary", replication_policy=policy,
+                                                        replication_policy_separator=separator), target_live_brokers=1)
+    assert sorted(entry["name"] for entry in entries) == names
+
+
+@pytest.mark.parametrize("extra, message", [
+    (dict(source_alias="primary", rename_prefix="primary."), "copy_from.rename_prefix and copy_from.source_alias both name the copies"),
+    (dict(replication_policy="identity"), "need copy_from.source_alias"),
+    (dict(source_alias=" "), "copy_from.source_alias must not be empty"),
+    (dict(source_alias="primary", replication_policy="prefix"), "replication policy 'prefix' is not one of default, identity"),
+])
+def test_naming_options_that_cannot_work_are_refused(extra, message):
+    problems = copy_rule_problems(rules(**extra))
+    assert any(message in problem for problem in problems), problems
+
+
+# orders has retention.ms=1000 and min.insync.replicas=2 on the source; the copy carries retention.ms only (MM2's exclude list).
+COPIED = copied_entries(SOURCE, OVERRIDES, rules(source_alias="primary"), target_live_brokers=3)
+EXPLICIT = [{"label": "topics[0]", "name": "primary.orders", "state": "present",
+             "configs": {"retention.ms": 1000, "segment.ms": "60000", "min.insync.replicas": "1"}}]
+
+
+@pytest.mark.parametrize("version, undone", [
+    # 2.7.0 MirrorSourceConnector.syncTopicConfigs -> updateTopicConfigs: AdminClient.alterConfigs (deprecated) with
+    # targetConfig(), the source's non-default, non-excluded entries: every other override of the remote topic is dropped,
+    # an excluded key (min.insync.replicas) included. retention.ms equals the source's (1000 == "1000"): it stays.
+    ("2.7.0", "min.insync.replicas=1, segment.ms=60000"),
+    ("3.4.1", "min.insync.replicas=1, segment.ms=60000"),
+    # 3.9 syncTopicConfigs -> incrementalAlterConfigs: SET the source's overrides, DELETE entries the source has at their
+    # default (config.isDefault() && !shouldReplicateSourceDefault); targetConfig() drops excluded keys first, so
+    # min.insync.replicas is left alone; segment.ms (a default on the source) is deleted.
+    ("3.9.0", "segment.ms=60000"),
+    (None, "min.insync.replicas=1, segment.ms=60000"),
+])
+def test_configs_the_topic_config_sync_undoes_are_warned_about_per_release(version, undone):
+    [warning] = config_sync_warnings(COPIED, EXPLICIT, rules(source_alias="primary", mirrormaker_version=version))
+    assert warning.startswith("topics[0] sets %s on primary.orders, the remote topic of copy_from topic 'orders'" % undone), warning
+    assert ("Kafka %s" % version if version else "before 3.5") in warning and "sync.topic.configs.enabled=false" in warning
+
+
+def test_no_warning_when_the_sync_is_off_or_keeps_the_configs():
+    assert config_sync_warnings(COPIED, EXPLICIT, rules(source_alias="primary", sync_topic_configs=False)) == []
+    same = [dict(EXPLICIT[0], configs={"retention.ms": "1000"})]
+    assert config_sync_warnings(COPIED, same, rules(source_alias="primary", mirrormaker_version="2.7.0")) == []
+    excluded_only = [dict(EXPLICIT[0], configs={"min.insync.replicas": "1"})]
+    assert config_sync_warnings(COPIED, excluded_only, rules(source_alias="primary", mirrormaker_version="3.5.0")) == []
+    not_mirrored = [dict(EXPLICIT[0], name="dead-letters")]
+    assert config_sync_warnings(COPIED, not_mirrored, rules(source_alias="primary", mirrormaker_version="2.7.0")) == []
+    # Copies named by a prefix are not known to be MirrorMaker 2's remote topics.
+    prefixed = copied_entries(SOURCE, OVERRIDES, rules(rename_prefix="primary."), target_live_brokers=3)
+    assert config_sync_warnings(prefixed, EXPLICIT, rules(rename_prefix="primary.", mirrormaker_version="2.7.0")) == []
+
+
+def test_a_bad_mirrormaker_version_is_refused():
+    assert any("copy_from.mirrormaker_version" in problem for problem in copy_rule_problems(rules(mirrormaker_version="three")))
