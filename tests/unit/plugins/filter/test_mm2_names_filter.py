@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: kafkaops.mirror contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filters mm2_topics_exclude and mm2_remote_prefix, and playbooks/mirror.yml's use of them (its expressions rendered)."""
+"""Filters mm2_topics_exclude and mm2_remote_prefix, and playbooks/mirror.yml's pre-creation stage (its expressions rendered)."""
 import re
 from pathlib import Path
 
@@ -11,6 +11,7 @@ import yaml
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.kafkaops.mirror.plugins.filter import mm2_names as plugin
+from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_topic_copy import target_name
 
 PLAYBOOK = Path(__file__).resolve().parents[4] / "playbooks" / "mirror.yml"
 
@@ -53,13 +54,18 @@ def _render(expression, variables):
     return environment.from_string(expression).render(**variables)
 
 
-@pytest.mark.parametrize("variables, exclude, prefix", [
-    ({}, plugin.mm2_topics_exclude(None), "primary."),
-    ({"mirror_topics_exclude": "tmp.*", "mirrormaker2_replication_policy": "identity"}, "(?:tmp.*)", ""),
-    ({"mirrormaker2_replication_policy_separator": "_"}, plugin.mm2_topics_exclude(None), "primary_"),
+@pytest.mark.parametrize("variables, exclude, names", [
+    ({}, plugin.mm2_topics_exclude(None), ["primary.app-heartbeats", "primary.orders"]),
+    # IdentityReplicationPolicy.formatRemoteTopic keeps `orders` and prefixes `app-heartbeats` (looksLikeHeartbeat).
+    ({"mirror_topics_exclude": "tmp.*", "mirrormaker2_replication_policy": "identity"}, "(?:tmp.*)", ["orders", "primary.app-heartbeats"]),
+    ({"mirrormaker2_replication_policy_separator": "_"}, plugin.mm2_topics_exclude(None), ["primary_app-heartbeats", "primary_orders"]),
 ])
-def test_mirror_playbook_pre_creates_under_mm2s_names(variables, exclude, prefix):
+def test_mirror_playbook_pre_creates_under_mm2s_names(variables, exclude, names):
     stage = _playbook_expressions()
     variables = dict(variables, hostvars={"p0": {"kafka_cluster_alias": "primary"}}, groups={"primary_kafka": ["p0"]})
     assert _render(stage["kafka_topics_copy_exclude"], variables) == exclude
-    assert _render(stage["kafka_topics_copy_rename_prefix"], variables) == prefix
+    assert "kafka_topics_copy_rename_prefix" not in stage
+    rules = {"source_alias": _render(stage["kafka_topics_copy_source_alias"], variables),
+             "replication_policy": _render(stage["kafka_topics_copy_replication_policy"], variables),
+             "replication_policy_separator": _render(stage["kafka_topics_copy_replication_policy_separator"], variables)}
+    assert sorted(target_name(topic, rules) for topic in ("orders", "app-heartbeats")) == names
