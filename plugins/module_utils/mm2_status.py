@@ -7,8 +7,17 @@ Lag is counted in records from what real MirrorMaker 2 leaves behind, not from o
 equal (they are not: compaction, transaction markers, retention and restarts shift downstream
 offsets). The latest offset sync (u, d) of a partition says upstream u was written at downstream d;
 every record after d on the target is a later upstream record, so the source is replicated up to
-u + (target_end - d) and the lag is source_end - that. Upstream gaps (compaction, markers) can only
-make this overestimate the lag, never hide a missing record.
+u + 1 + (records on the target after d) and the lag is source_end - that. Upstream gaps (compaction,
+markers) can only make this overestimate the lag, never hide a missing record.
+
+Records on the target after d: MirrorMaker 2 before 3.5 writes every remote partition without gaps, so
+they are target_end - d - 1 (offsets). From 3.5 it can write them in transactions
+(`<target>.exactly.once.source.support = enabled`, KIP-618): each commit marker takes an offset in
+every partition it touched and an aborted attempt leaves records no consumer gets, so offsets would
+count records that are not there and read lag 0 while records are still missing. For 3.5+ (and an
+unknown release) they are counted by a read_committed consumer (markers and aborted records are not
+returned; it reads up to the last stable offset). That read is short: from 3.4.1 PartitionState.update
+(MirrorSourceTask; OffsetSyncWriter from 3.7) emits a sync once downstream is offset.lag.max past the last one.
 """
 from __future__ import annotations
 
@@ -21,7 +30,7 @@ from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.selection import MirrorFilter
 from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_client import kafka_connection_argument_spec
 from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_records import Checkpoint, Heartbeat, OffsetSync
-from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_versions import KafkaVersion
+from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_versions import FEATURES, KafkaVersion
 from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_wait import CONDITIONS
 
 try:
@@ -32,15 +41,72 @@ except ImportError:
 HEARTBEAT_TAIL = 200
 
 
-def partition_lag(source_begin, source_end, target_begin, target_end, last_sync):
-    """Records of one source partition not yet on the target (see the module docstring)."""
+def partition_lag(source_begin, source_end, target_begin, target_end, last_sync, target_records=None):
+    """Records of one source partition not yet on the target (see the module docstring).
+
+    target_records: the records on the target after the last sync's downstream offset (from target_begin when there is no
+    sync), counted; None when the target's offsets stand for records (MirrorMaker 2 before 3.5 leaves no gaps).
+    """
     if source_end <= source_begin:
         return 0
     if last_sync is None:
-        return max(0, (source_end - source_begin) - (target_end - target_begin))
+        copied = target_end - target_begin if target_records is None else target_records
+        return max(0, (source_end - source_begin) - copied)
     upstream, downstream = last_sync
-    replicated_to = upstream + max(0, target_end - downstream)
+    if target_records is None:
+        replicated_to = upstream + max(0, target_end - downstream)
+    else:
+        replicated_to = upstream + (1 + target_records if target_end > downstream else 0)
     return max(0, source_end - replicated_to)
+
+
+def may_write_transactions(version):
+    """Whether MirrorMaker 2 of `version` (None: unknown) can write the target in transactions (exactly-once, KIP-618)."""
+    return version is None or tuple(version) >= FEATURES["exactly_once"][0]
+
+
+class RecordCounter:
+    """Counts the records of partitions from an offset up to their end as a read_committed consumer sees them (transaction
+    markers and aborted records take offsets but are no records). A partition counted again from the same offset reads only
+    what was appended since."""
+
+    def __init__(self, connection, timeout_s=30.0):
+        self.connection, self.timeout_s = connection, timeout_s
+        self._consumer = None
+        self._counted = {}  # TopicPartition -> (start, counted up to, count)
+
+    def count(self, starts):
+        """{tp: records from starts[tp] up to the last stable offset}; raises MirrorStatusError when the read times out."""
+        if not starts:
+            return {}
+        if self._consumer is None:
+            self._consumer = self.connection.consumer(isolation_level="read_committed")
+        ends = self._consumer.end_offsets(sorted(starts))
+        for tp, start in starts.items():
+            if self._counted.get(tp, (None,))[0] != start:
+                self._counted[tp] = (start, start, 0)
+        remaining = {tp: ends[tp] for tp in starts if self._counted[tp][1] < ends[tp]}
+        if remaining:
+            self._read(remaining)
+        return {tp: self._counted[tp][2] for tp in starts}
+
+    def _read(self, ends):
+        self._consumer.assign(sorted(ends))
+        for tp in ends:
+            self._consumer.seek(tp, self._counted[tp][1])
+        deadline = time.monotonic() + self.timeout_s
+        while ends:
+            if time.monotonic() > deadline:
+                raise MirrorStatusError("counting the records of %s on the target took more than %d s; check the target cluster"
+                                        % (", ".join("%s-%d" % (tp.topic, tp.partition) for tp in sorted(ends)), self.timeout_s))
+            batches = self._consumer.poll(timeout_ms=200)
+            for tp in list(ends):
+                start, _upto, count = self._counted[tp]
+                count += sum(1 for record in batches.get(tp, []) if record.offset < ends[tp])
+                position = self._consumer.position(tp)
+                self._counted[tp] = (start, min(position, ends[tp]), count)
+                if position >= ends[tp]:
+                    del ends[tp]
 
 
 class TopicFollower:
@@ -94,6 +160,7 @@ class FlowStatus:
         self.remote_heartbeats = self.names.remote_heartbeats_topic
         self._followers = {}
         self._offsets_consumers = {}
+        self._target_records = RecordCounter(target) if may_write_transactions(self.names.policy.version) else None
         self.last_sync = {}
         self.latest_checkpoints = {}
         self.emitted_heartbeat_ms = None
@@ -135,6 +202,15 @@ class FlowStatus:
             if self.filter.replicates_group(checkpoint.group):
                 self.latest_checkpoints[(checkpoint.group, checkpoint.topic, checkpoint.partition)] = checkpoint
 
+    def _count_target_records(self, syncs, target_begin):
+        """{remote tp: records after its last sync (after its beginning without one)} when the target may hold transactions.
+
+        syncs: {remote tp of an existing remote topic: its last offset sync (u, d) or None}."""
+        if self._target_records is None:
+            return {}
+        return self._target_records.count({remote: target_begin[remote] if sync is None else max(target_begin[remote], sync[1] + 1)
+                                           for remote, sync in syncs.items()})
+
     def read(self, now_ms=None):
         now_ms = int(time.time() * 1000) if now_ms is None else now_ms
         existing_source, existing_target = set(self.source.admin().list_topics()), set(self.target.admin().list_topics())
@@ -148,10 +224,12 @@ class FlowStatus:
         present = [tp for tp in remote_tps if tp.topic in existing_target]
         source_begin, source_end = self._offsets("source", source_tps)
         target_begin, target_end = self._offsets("target", present)
+        syncs = {remote: self.last_sync.get((tp.topic, tp.partition)) for tp, remote in zip(source_tps, remote_tps)}
+        counted = self._count_target_records({remote: sync for remote, sync in syncs.items() if remote.topic in existing_target}, target_begin)
         problems = list(self.decode_problems)
         partitions = []
         for tp, remote in zip(source_tps, remote_tps):
-            sync = self.last_sync.get((tp.topic, tp.partition))
+            sync = syncs[remote]
             exists = remote.topic in existing_target
             partitions.append({
                 "topic": tp.topic,
@@ -160,7 +238,8 @@ class FlowStatus:
                 "source_end_offset": source_end[tp],
                 "target_end_offset": target_end.get(remote) if exists else None,
                 "last_offset_sync": {"upstream": sync[0], "downstream": sync[1]} if sync else None,
-                "lag": partition_lag(source_begin[tp], source_end[tp], target_begin.get(remote, 0), target_end.get(remote, 0), sync),
+                "lag": partition_lag(source_begin[tp], source_end[tp], target_begin.get(remote, 0), target_end.get(remote, 0), sync,
+                                     counted.get(remote)),
                 "has_records": source_end[tp] > source_begin[tp],
             })
         for topic in sorted({remote.topic for remote in remote_tps if remote.topic not in existing_target}):

@@ -14,6 +14,10 @@ description:
     and the lag in records; the age of the newest heartbeat; and how many topic-partitions each consumer group has checkpoints for.
   - Lag is computed from the last offset sync so that it stays right on real Kafka, where downstream offsets differ from
     upstream ones. Without an offset sync it compares record counts. It can only overestimate, never hide missing records.
+  - From Kafka 3.5 MirrorMaker 2 can write the target in transactions (exactly-once), whose commit markers take offsets.
+    For O(mirrormaker_version) 3.5 or later, or unset, the target's records after the last offset sync are therefore
+    counted with a C(read_committed) consumer (a short read, MirrorMaker syncs every C(offset.lag.max) records) instead of
+    being taken from its end offset.
   - With O(wait=true) it polls until the conditions in O(wait_for) hold or O(timeout) passes, and fails naming the unmet
     conditions. The polls are returned in RV(progress).
   - The top-level connection options reach the B(target) cluster; O(source) takes the same options for the source cluster.
@@ -62,7 +66,7 @@ options:
   mirrormaker_version:
     description:
       - Kafka release MirrorMaker 2 runs (V(2.4.1), V(3.9)); picks the internal topic names of that release (before 3.1 they
-        always use C(.)). Unset means the rules of the newest release.
+        always use C(.)), and whether the target may hold transactions (3.5+). Unset means the rules of the newest release.
     type: str
   topics:
     description:

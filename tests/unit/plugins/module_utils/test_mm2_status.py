@@ -190,7 +190,7 @@ class FakeCluster:
     def admin(self):
         return FakeAdmin(self)
 
-    def consumer(self):
+    def consumer(self, **_options):
         self.consumers.append(FakeConsumer(self))
         return self.consumers[-1]
 
@@ -214,7 +214,9 @@ def test_flow_status_reads_internal_topics_once_and_then_only_new_records():
     target.append("primary.checkpoints.internal", 0, checkpoint.encode_key(), checkpoint.encode_value())  # same key again
     target.append("primary.checkpoints.internal", 0, b"\x00", b"\x00")  # garbage is reported, not fatal
 
-    status = FlowStatus(source, target, flow_options(params()))
+    # A release before exactly-once (3.5): the target's offsets stand for records, so its records are never read either
+    # (test_mm2_status_lag.py covers the counted target of 3.5+).
+    status = FlowStatus(source, target, flow_options(params(mirrormaker_version="3.4.1")))
     first = status.read(now_ms=12_500)
     assert first["partitions"][0]["lag"] == 3 and first["partitions"][0]["last_offset_sync"] == {"upstream": 5, "downstream": 5}
     assert first["heartbeats"] == {"emitted_age_s": 2.5, "replicated_age_s": None}
