@@ -17,7 +17,7 @@ import re
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import ReplicationPolicy
 from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_names import NameFilter, regex_problems
 from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_topics import canonical_config_value
-from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_versions import KafkaVersion
+from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_versions import FEATURES, KafkaVersion
 from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_topics import is_protected_topic
 
 # Topic settings that describe the source cluster rather than the data: the same list MirrorMaker 2 leaves out when it
@@ -52,9 +52,14 @@ def copy_rule_problems(rules):
     )
     if rules.get("mirrormaker_version"):
         try:
-            KafkaVersion.parse(rules["mirrormaker_version"])
+            version = KafkaVersion.parse(rules["mirrormaker_version"])
         except ValueError as exc:
             problems.append("copy_from.mirrormaker_version: %s" % exc)
+        else:
+            since, jira = FEATURES["identity_policy"]
+            if rules.get("source_alias") and rules.get("replication_policy") == "identity" and version < since:
+                problems.append("copy_from.replication_policy=identity needs MirrorMaker 2 of Kafka %d.%d or later (IdentityReplicationPolicy, "
+                                "%s); copy_from.mirrormaker_version is %s" % (since.major, since.minor, jira, version))
     if rules.get("source_alias") is not None and not rules["source_alias"].strip():
         problems.append("copy_from.source_alias must not be empty")
     if rules.get("source_alias") and rules.get("rename_prefix"):

@@ -196,7 +196,9 @@ options:
         default: true
         version_added: 0.2.0
       mirrormaker_version:
-        description: Kafka release MirrorMaker 2 runs (V(2.4.1), V(3.9)), for the rule of O(copy_from.sync_topic_configs); unset warns by both rules.
+        description:
+          - Kafka release MirrorMaker 2 runs (V(2.4.1), V(3.9)), for the rule of O(copy_from.sync_topic_configs); unset warns by both rules.
+          - O(copy_from.replication_policy=identity) with a release before 3.0 (which has no IdentityReplicationPolicy) is refused.
         type: str
         version_added: 0.2.0
       replication_factor:
