@@ -97,8 +97,11 @@ class RecordCounter:
         deadline = time.monotonic() + self.timeout_s
         while ends:
             if time.monotonic() > deadline:
-                raise MirrorStatusError("counting the records of %s on the target took more than %d s; check the target cluster"
-                                        % (", ".join("%s-%d" % (tp.topic, tp.partition) for tp in sorted(ends)), self.timeout_s))
+                raise MirrorStatusError(
+                    "counting the records of %s on the target after the last offset sync took more than %d s. Before Kafka 3.4.1 "
+                    "MirrorMaker 2 emits about one sync per partition, so that tail is the whole copy: set mirrormaker_version "
+                    "(below 3.5 nothing is counted, there are no transactions); otherwise check the target cluster"
+                    % (", ".join("%s-%d" % (tp.topic, tp.partition) for tp in sorted(ends)), self.timeout_s))
             batches = self._consumer.poll(timeout_ms=200)
             for tp in list(ends):
                 start, _upto, count = self._counted[tp]

@@ -17,6 +17,7 @@ from kafka import TopicPartition
 from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_records import OffsetSync
 from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_status import (
     FlowStatus,
+    MirrorStatusError,
     RecordCounter,
     flow_options,
     may_write_transactions,
@@ -182,3 +183,21 @@ def test_record_counter_counts_from_a_new_start_when_the_sync_moves():
     assert counter.count({tp: 1}) == {tp: 9}
     assert counter.count({tp: 11}) == {tp: 4}  # a newer sync (5, 10): records at 12, 14, 16, 18
     assert counter.count({}) == {}
+
+
+class StuckConsumer(Consumer):
+    def poll(self, timeout_ms=0):
+        return {}
+
+
+class StuckCluster(Cluster):
+    def consumer(self, **options):
+        self.consumers.append(StuckConsumer(self, options))
+        return self.consumers[-1]
+
+
+def test_a_tail_that_cannot_be_read_in_time_names_the_way_out():
+    """A long tail means MirrorMaker 2 older than 3.4.1 (about one sync per partition) when no release was given."""
+    counter = RecordCounter(StuckCluster({"t": [Partition(TEN_IN_TEN_TRANSACTIONS, 20)]}), timeout_s=0.01)
+    with pytest.raises(MirrorStatusError, match="t-0 on the target after the last offset sync took more than 0 s.*set mirrormaker_version"):
+        counter.count({TopicPartition("t", 0): 1})
