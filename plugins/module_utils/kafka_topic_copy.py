@@ -17,7 +17,7 @@ import re
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import ReplicationPolicy
 from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_names import NameFilter, regex_problems
 from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_topics import canonical_config_value
-from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_versions import FEATURES, KafkaVersion
+from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_versions import KafkaVersion
 from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_topics import is_protected_topic
 
 # Topic settings that describe the source cluster rather than the data: the same list MirrorMaker 2 leaves out when it
@@ -40,7 +40,8 @@ def _policy(rules):
     """The replication policy that names the copies, or None when copy_from names them with rename_prefix."""
     if not rules.get("source_alias"):
         return None
-    return ReplicationPolicy(rules.get("replication_policy") or "default", rules.get("replication_policy_separator") or ".")
+    version = KafkaVersion.parse(rules["mirrormaker_version"]) if rules.get("mirrormaker_version") else None
+    return ReplicationPolicy(rules.get("replication_policy") or "default", rules.get("replication_policy_separator") or ".", version)
 
 
 def copy_rule_problems(rules):
@@ -50,16 +51,13 @@ def copy_rule_problems(rules):
         + regex_problems("copy_from.exclude", [rules["exclude"]] if rules.get("exclude") else [])
         + regex_problems("copy_from.exclude_configs", rules.get("exclude_configs"))
     )
+    version_known = True
     if rules.get("mirrormaker_version"):
         try:
-            version = KafkaVersion.parse(rules["mirrormaker_version"])
+            KafkaVersion.parse(rules["mirrormaker_version"])
         except ValueError as exc:
             problems.append("copy_from.mirrormaker_version: %s" % exc)
-        else:
-            since, jira = FEATURES["identity_policy"]
-            if rules.get("source_alias") and rules.get("replication_policy") == "identity" and version < since:
-                problems.append("copy_from.replication_policy=identity needs MirrorMaker 2 of Kafka %d.%d or later (IdentityReplicationPolicy, "
-                                "%s); copy_from.mirrormaker_version is %s" % (since.major, since.minor, jira, version))
+            version_known = False
     if rules.get("source_alias") is not None and not rules["source_alias"].strip():
         problems.append("copy_from.source_alias must not be empty")
     if rules.get("source_alias") and rules.get("rename_prefix"):
@@ -68,7 +66,7 @@ def copy_rule_problems(rules):
     elif not rules.get("source_alias") and (rules.get("replication_policy") or rules.get("replication_policy_separator")):
         problems.append("copy_from.replication_policy and copy_from.replication_policy_separator need copy_from.source_alias "
                         "(the alias MirrorMaker 2 gives the source cluster)")
-    else:
+    elif version_known:
         try:
             _policy(rules)
         except ValueError as exc:

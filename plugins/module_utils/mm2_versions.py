@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections import namedtuple
 
-from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import OFFSET_SYNCS_LOCATION_SINCE
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import IDENTITY_POLICY_SINCE, OFFSET_SYNCS_LOCATION_SINCE
 
 
 class KafkaVersion(namedtuple("KafkaVersion", "major minor patch")):
@@ -28,7 +28,7 @@ class KafkaVersion(namedtuple("KafkaVersion", "major minor patch")):
 FEATURES = {
     "mm2": (KafkaVersion(2, 4, 0), "KIP-382"),
     "sync_group_offsets": (KafkaVersion(2, 7, 0), "KIP-545"),
-    "identity_policy": (KafkaVersion(3, 0, 0), "KAFKA-9726"),
+    "identity_policy": (KafkaVersion(*IDENTITY_POLICY_SINCE), "KAFKA-9726"),
     "offset_syncs_location": (KafkaVersion(*OFFSET_SYNCS_LOCATION_SINCE), "KIP-716"),
     "dedicated_rest": (KafkaVersion(3, 5, 0), "KIP-710"),
     "exactly_once": (KafkaVersion(3, 5, 0), "KIP-618/KIP-656"),

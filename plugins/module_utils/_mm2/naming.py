@@ -28,6 +28,8 @@ SEPARATOR_IN_INTERNAL_NAMES_SINCE = (3, 1, 0)
 INTERNAL_SEPARATOR_SWITCH_SINCE = (3, 5, 2)
 # KIP-716: offset-syncs.topic.location.
 OFFSET_SYNCS_LOCATION_SINCE = (3, 0, 0)
+# KAFKA-9726: IdentityReplicationPolicy is in connect-mirror-client from 3.0.0 on.
+IDENTITY_POLICY_SINCE = (3, 0, 0)
 
 
 def _since(version, release):
@@ -57,6 +59,9 @@ class ReplicationPolicy:
             raise ValueError("replication policy %r is not one of %s" % (kind, ", ".join(POLICIES)))
         if not separator:
             raise ValueError("replication policy separator must not be empty")
+        if kind == "identity" and not _since(version, IDENTITY_POLICY_SINCE):
+            raise ValueError("replication policy identity needs MirrorMaker 2 of Kafka 3.0 or later (IdentityReplicationPolicy, "
+                             "KAFKA-9726); this one is Kafka %s, which has only the default policy" % _release(version))
         self.kind = kind
         self.separator = separator
         self.version = None if version is None else tuple(version)[:3]

@@ -169,6 +169,16 @@ def test_offset_syncs_on_the_target_before_3_0_is_refused_naming_the_version():
         offset_syncs_cluster_alias("A", "B", "target", V2_4_1)
 
 
+def test_identity_policy_before_3_0_is_refused_naming_the_version():
+    """IdentityReplicationPolicy is first in connect/mirror-client at the 3.0.0 tag (KAFKA-9726); 2.7.0 has only
+    DefaultReplicationPolicy, so MirrorMaker 2 of 2.x fails on the class name."""
+    with pytest.raises(ValueError, match=r"identity needs MirrorMaker 2 of Kafka 3\.0 or later \(IdentityReplicationPolicy, KAFKA-9726\); "
+                                         r"this one is Kafka 2\.4\.1"):
+        FlowNames("A", "B", "identity", version=V2_4_1)
+    assert FlowNames("A", "B", "identity", version=V3_0).remote_topic("orders") == "orders"
+    assert FlowNames("A", "B", "default", version=V2_4_1).remote_topic("orders") == "A.orders"
+
+
 def test_flow_names_with_separator_and_identity():
     """MirrorConnectorConfig.checkpointsTopic / targetHeartbeatsTopic with separator '_' on 3.1+."""
     names = FlowNames("primary", "secondary", "default", "_", "target", (3, 9, 0))
