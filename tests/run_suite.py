@@ -73,17 +73,29 @@ INTEGRATION_WORKERS = int(os.environ.get("INTEGRATION_WORKERS", "3"))
 # so that none of them starts last and holds the stage up alone. The other files follow in path order. Only the order
 # depends on this list: a missing or stale entry costs time, never a test.
 LONGEST_FIRST = (
-    "tests/integration/mirror_validation/test_role.py",
+    # Per-file totals of a clean-clone `.ci/run` (2026-11-23, loaded machine), longest first.
+    "tests/integration/day_two/test_day_two.py",
+    "tests/integration/mirrormaker2/test_mirrormaker2_absent.py",
     "tests/integration/mirrormaker2/test_mirrormaker2_role.py",
     "tests/integration/mirrormaker2/test_kafka_versions.py",
-    "tests/integration/day_two/test_day_two.py",
     "tests/integration/failover/test_failover.py",
-    "tests/integration/mirrormaker2/test_mirrormaker2_absent.py",
     "tests/integration/molecule_docker/test_docker_scenario.py",
-    "tests/integration/mirror_validation/test_validation_job.py",
-    "tests/integration/mirror_host/test_mirror_host_role.py",
+    "tests/integration/kafka/test_kafka_topics_role.py",
+    "tests/integration/mirror_validation/test_role.py",
+    "tests/integration/kafka/test_kafka_info_modules.py",
+    "tests/integration/preflight/test_preflight.py",
+    "tests/integration/connection/test_tls_connection.py",
+    "tests/integration/hosts_sync/test_hosts_sync_role.py",
     "tests/integration/kafka/test_kafka_topic_module.py",
     "tests/integration/mirror/test_mirror_playbook_faults.py",
+    "tests/integration/ambari/test_ambari_modules.py",
+    "tests/integration/mirror_validation/test_with_mm2_stand_in.py",
+    "tests/integration/failover/test_failover_mm2.py",
+    "tests/integration/mirrormaker2/test_mirrormaker2_accounts.py",
+    "tests/integration/mirrormaker2/test_kafka_mirror_status.py",
+    "tests/integration/mirror_host/test_mirror_host_role.py",
+    "tests/integration/mirrormaker2/test_mm2_scenarios.py",
+    "tests/integration/mirror_validation/test_validation_job.py",
 )
 
 _print_lock = threading.Lock()
