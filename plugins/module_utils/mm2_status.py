@@ -30,6 +30,7 @@ from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.selection import MirrorFilter
 from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_client import kafka_connection_argument_spec
 from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_records import Checkpoint, Heartbeat, OffsetSync
+from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_stale_state import SyncTrail, stale_state_findings
 from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_versions import FEATURES, KafkaVersion
 from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_wait import CONDITIONS
 
@@ -156,7 +157,7 @@ class FlowStatus:
 
     def __init__(self, source, target, flow):
         self.source, self.target = source, target
-        self.names, self.filter = flow["names"], flow["filter"]
+        self.names, self.filter, self.version = flow["names"], flow["filter"], flow.get("version")
         self.source_alias, self.target_alias = self.names.source_alias, self.names.target_alias
         self.syncs_topic = self.names.offset_syncs_topic
         self.checkpoints_topic = self.names.checkpoints_topic
@@ -164,7 +165,7 @@ class FlowStatus:
         self._followers = {}
         self._offsets_consumers = {}
         self._target_records = RecordCounter(target) if may_write_transactions(self.names.policy.version) else None
-        self.last_sync = {}
+        self.sync_trail = SyncTrail()
         self.latest_checkpoints = {}
         self.emitted_heartbeat_ms = None
         self.replicated_heartbeat_ms = None
@@ -191,7 +192,9 @@ class FlowStatus:
         on_source = self.names.offset_syncs_location == "source"
         syncs = self._follow("source" if on_source else "target", self.syncs_topic, existing_source if on_source else existing_target)
         for sync in _decode_all(syncs, OffsetSync, self.decode_problems, self.syncs_topic):
-            self.last_sync[(sync.topic, sync.partition)] = (sync.upstream_offset, sync.downstream_offset)
+            # The topic holds the syncs of every topic of this source and target; the flow's data topics are the ones measured.
+            if self.filter.replicates_topic(sync.topic) and not self.filter.is_heartbeats(sync.topic):
+                self.sync_trail.add(sync)
         beats = self._follow("target", self.names.heartbeats_topic, existing_target, tail=HEARTBEAT_TAIL)
         ours = [beat.timestamp_ms for beat in _decode_all(beats, Heartbeat, self.decode_problems, self.names.heartbeats_topic)
                 if (beat.source_alias, beat.target_alias) == (self.source_alias, self.target_alias)]
@@ -217,6 +220,7 @@ class FlowStatus:
     def read(self, now_ms=None):
         now_ms = int(time.time() * 1000) if now_ms is None else now_ms
         existing_source, existing_target = set(self.source.admin().list_topics()), set(self.target.admin().list_topics())
+        # Records first, end offsets after: the stale-state rules rely on no record being newer than the ends it is compared with.
         self._read_internal_topics(existing_source, existing_target)
         topics = self.filter.data_topics(existing_source)
         partition_counts = self.source.admin().describe_topics(topics) if topics else []
@@ -227,7 +231,7 @@ class FlowStatus:
         present = [tp for tp in remote_tps if tp.topic in existing_target]
         source_begin, source_end = self._offsets("source", source_tps)
         target_begin, target_end = self._offsets("target", present)
-        syncs = {remote: self.last_sync.get((tp.topic, tp.partition)) for tp, remote in zip(source_tps, remote_tps)}
+        syncs = {remote: self.sync_trail.latest.get((tp.topic, tp.partition)) for tp, remote in zip(source_tps, remote_tps)}
         counted = self._count_target_records({remote: sync for remote, sync in syncs.items() if remote.topic in existing_target}, target_begin)
         problems = list(self.decode_problems)
         partitions = []
@@ -265,6 +269,8 @@ class FlowStatus:
             "checkpoints": checkpoints,
             "offset_syncs_topic": self.syncs_topic,
             "problems": problems,
+            "stale_state": stale_state_findings(self.filter, self.sync_trail, self.latest_checkpoints.values(), existing_source,
+                                                {(tp.topic, tp.partition): end for tp, end in target_end.items()}, self.version),
         }
 
 
@@ -346,7 +352,7 @@ def flow_options(params):
         errors.append(str(exc))
     if errors:
         raise MirrorStatusError("invalid options, nothing was read: " + "; ".join(errors))
-    return {"names": names, "filter": mirror_filter}
+    return {"names": names, "filter": mirror_filter, "version": version}
 
 
 def run_status(params, connection_factory, no_log_values):

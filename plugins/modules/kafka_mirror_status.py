@@ -22,6 +22,9 @@ description:
     conditions. The polls are returned in RV(progress).
   - The top-level connection options reach the B(target) cluster; O(source) takes the same options for the source cluster.
   - Decodes the real MirrorMaker 2 record formats (heartbeats, offset syncs, checkpoints).
+  - Reports offset syncs and checkpoints that cannot belong to the current topics (RV(stale_state)), such as those an earlier
+    deployment left after the target or a remote topic was deleted and created again, each with the internal topic, the
+    partitions and offsets, and the fix; every such finding is also shown as a warning. They do not change RV(healthy).
 author: kafkaops.mirror developers (@kafkaops)
 requirements:
   - kafka-python >= 3.0.0 on the host that runs the module
@@ -218,6 +221,23 @@ problems:
   returned: always
   type: list
   elements: str
+stale_state:
+  description:
+    - Findings about stale MirrorMaker 2 state, each with C(severity) (V(error) where a translation or a failover would land on
+      the wrong record, else V(warning)), C(check) (V(stale_offset_syncs) or V(stale_checkpoints)), C(cluster) (where the
+      internal topic is), C(message) and C(fix).
+    - Offset syncs whose target offset is at or beyond the end of the remote partition, or that show the remote topic recreated
+      while MirrorMaker ran; checkpoints beyond the end (a warning before Kafka 3.4.1, whose translation runs ahead while the
+      copy lags) or written before their remote topic was recreated; syncs and checkpoints of topics that no longer exist.
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - severity: error
+      check: stale_offset_syncs
+      cluster: primary
+      message: "mm2-offset-syncs.secondary.internal on primary holds offset syncs whose target offset is at or beyond the end ..."
+      fix: "stop MirrorMaker 2, delete mm2-offset-syncs.secondary.internal on primary ..."
 progress:
   description: One entry per poll, with C(elapsed_s), C(lag_total), C(lag_max) and C(unmet).
   returned: always
@@ -227,6 +247,7 @@ progress:
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.findings import finding_text
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import OFFSET_SYNCS_LOCATIONS, POLICIES
 from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_client import (
     KafkaConnection,
@@ -268,6 +289,8 @@ def main():
         result = run_status(module.params, KafkaConnection, module.no_log_values)
     except (KafkaConnectionError, MirrorStatusError) as exc:
         module.fail_json(msg=str(exc), changed=False, **getattr(exc, "result", {}))
+    for item in result["stale_state"]:
+        module.warn(finding_text(item))
     module.exit_json(changed=False, **result)
 
 

@@ -284,3 +284,24 @@ def test_identity_flow_finds_app_heartbeats_under_its_prefixed_name():
     assert by_topic["app-heartbeats"]["remote_topic"] == "primary.app-heartbeats" and by_topic["app-heartbeats"]["lag"] == 1
     assert by_topic["orders"]["remote_topic"] == "orders" and by_topic["orders"]["lag"] == 0
     assert result["problems"] == []
+
+
+def test_flow_status_reports_state_left_for_an_earlier_remote_topic():
+    """The target's primary.orders was deleted and created again (empty): the syncs and the checkpoint of the old one are
+    stale (mm2_stale_state); the heartbeats' syncs and the syncs of a topic outside the flow are not looked at."""
+    from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_records import Checkpoint, OffsetSync
+    from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_status import FlowStatus
+
+    source = FakeCluster({"orders": [[FakeRecord(i, b"k", b"v") for i in range(10)]], "heartbeats": [[FakeRecord(0, b"k", b"v")]]})
+    target = FakeCluster({"primary.orders": [[]], "primary.heartbeats": [[]]})
+    for sync in (OffsetSync("orders", 0, 9, 9), OffsetSync("heartbeats", 0, 0, 0), OffsetSync("other", 0, 5, 5)):
+        source.append("mm2-offset-syncs.secondary.internal", 0, sync.encode_key(), sync.encode_value())
+    checkpoint = Checkpoint("app", "primary.orders", 0, 10, 10, "")
+    target.append("primary.checkpoints.internal", 0, checkpoint.encode_key(), checkpoint.encode_value())
+
+    result = FlowStatus(source, target, flow_options(params(topics=["orders", "heartbeats"]))).read(now_ms=0)
+    assert [(f["check"], f["severity"], f["cluster"]) for f in result["stale_state"]] == [
+        ("stale_offset_syncs", "error", "primary"), ("stale_checkpoints", "error", "secondary")]
+    assert "orders[0]: sync 9 -> 9, but primary.orders[0] ends at 0" in result["stale_state"][0]["message"]
+    assert "heartbeats" not in result["stale_state"][0]["message"] and "other" not in result["stale_state"][0]["message"]
+    assert "group app primary.orders[0]: checkpoint 10 -> 10, the partition ends at 0" in result["stale_state"][1]["message"]
