@@ -130,3 +130,14 @@ def test_state_left_for_the_recreated_remote_topic_is_reported(sandbox, mirrored
     # The preflight read only: the stale topics are still there, the new remote topic still empty.
     assert SYNCS_TOPIC in topics(bootstrap(sandbox, "primary"))
     assert end_offsets(bootstrap(sandbox, "secondary"), REMOTE) == {p: 0 for p in range(PARTITIONS)}
+
+
+def test_a_redeploy_that_copies_again_leaves_nothing_stale(sandbox, mirrored):
+    """Redeployed onto the rebuilt target, MirrorMaker copies from the start (its own source offsets went with the target):
+    the source offsets of its new syncs go back, which ends the old syncs' validity, and the checkpoints are written anew."""
+    assert end_offsets(bootstrap(sandbox, "secondary"), REMOTE) == {p: 0 for p in range(PARTITIONS)}, "runs after the recreation"
+    mirror_pass(bootstrap(sandbox, "primary"), bootstrap(sandbox, "secondary"), SOURCE_ALIAS, TARGET_ALIAS, TOPIC, [GROUP], offset_lag_max=10)
+    assert end_offsets(bootstrap(sandbox, "secondary"), REMOTE) == {p: PER_PARTITION_RECORDS for p in range(PARTITIONS)}
+    status = mirror_status(sandbox)
+    assert not status.get("failed"), status.get("msg")
+    assert status["stale_state"] == [] and status["lag_total"] == 0
