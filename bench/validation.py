@@ -8,9 +8,8 @@ sizes, and a kcat dump + sort + diff pipeline for reference.
 Starts a noida sandbox on 127.<net>.<subnet>.x / 127.<net>.<subnet + 1>.x, writes N keyed records with headers per size
 to the primary, mirrors them to `primary.<topic>` on the secondary partition by partition, then measures. The sandbox is
 stopped at the end. Figures are printed and written as JSON to bench/results/validation-<provider>.json.
-On noida, about 1M records per side is the practical maximum (docs/reference/test-brokers.md); tansu keeps records in
-memory and holds more. With --baseline-rev, the job as it was at that git revision validates the same data in the
-same run, so the speed-up is a side-by-side ratio.
+With --baseline-rev, the job as it was at that git revision validates the same data in the same run, so the speed-up
+is a side-by-side ratio. The machine is shared: compare ratios of one run, not absolute times of different runs.
 """
 from __future__ import annotations
 
@@ -38,6 +37,11 @@ CLIENT = {"receive.message.max.bytes": RECEIVE_MAX_BYTES, "fetch.max.bytes": REC
 # Quirk (tansu 0.6.0): ListOffsets answers "last batch base offset + 1" for multi-record batches, and the job snapshots
 # end offsets with ListOffsets; one record per batch keeps tansu's end offsets right.
 PRODUCER_BATCH = {"noida": {"linger.ms": 50, "batch.num.messages": 10000}, "tansu": {"linger.ms": 5, "batch.num.messages": 1}}
+# The largest size per side a test broker holds here, and why (docs/reference/test-brokers.md).
+LARGEST = {"noida": "1M records per side: noida-db keeps every record in one JSON file (~800 MB at 1M x 100 B per topic pair) and"
+                    " answers each fetch with everything to the log end (~110 MB replies); beyond that it runs out of memory and time",
+           "tansu": "tansu keeps records in memory and holds more, but its end offsets are wrong for multi-record batches, so this"
+                    " bench produces one record per batch there (slow); use noida for ratios"}
 
 
 def create_topic(bootstrap, topic, partitions):
@@ -187,6 +191,11 @@ def kcat_pipeline(source, target, topic, remote, work):
     return time.monotonic() - started, len([line for line in diff.stdout.splitlines() if line[:1] in "<>"])
 
 
+def comparable(report):
+    """What two job versions must agree on: the verdict and every topic's entry."""
+    return report["exit_code"], report["topics"], report["groups"]
+
+
 def baseline_job(revision, work):
     """The job's files as they were at `revision`, exported next to the bench's work files."""
     folder = work / ("baseline-" + revision.replace("/", "_"))
@@ -215,10 +224,13 @@ def measure(state, size, partitions, work, provider, baseline):
     compared = {}
     if baseline:
         revision, job = baseline
-        base_wall, base_report, _base_peak = validate(source, target, topic, work, job, "baseline")
+        base_wall, base_report, base_peaks = validate(source, target, topic, work, job, "baseline")
         compared = {"baseline_rev": revision, "baseline_passed": base_report["passed"], "baseline_job_rec_s": base_report["records_per_s"],
                     "baseline_ratio_job_vs_raw": round(base_report["records_per_s"] / raw_rate, 3),
                     "baseline_wall_s_with_jvm_start": round(base_wall, 1),
+                    "baseline_ratio_wall_vs_kcat": round(base_wall / kcat_s, 2) if kcat_s else None,
+                    "baseline_executor_python_peak_rss_mb": round(base_peaks["python_executor"], 1),
+                    "baseline_same_report": comparable(base_report) == comparable(report),
                     "speedup_job_vs_baseline": round(report["records_per_s"] / max(base_report["records_per_s"], 1), 2)}
     return {
         "provider": provider,
@@ -270,16 +282,25 @@ def main():
     out = REPO / "bench" / "results"
     out.mkdir(parents=True, exist_ok=True)
     (out / ("validation-%s.json" % args.provider)).write_text(json.dumps(results, indent=2))
-    header = ("records", "raw rec/s", "job rec/s", "ratio", "base ratio", "wall s", "dump+sort+diff s", "wall/dump", "py drv MB",
-              "py exec MB", "JVM MB")
-    print("\n%-10s %10s %10s %7s %10s %7s %16s %9s %9s %10s %7s" % header)
-    for row in results:
-        print("%-10d %10d %10d %7.3f %10s %7.1f %16s %9s %9.1f %10.1f %7.1f" % (
-            row["records_per_side"], row["raw_consume_rec_s"], row["validator_job_rec_s"], row["ratio_job_vs_raw"],
-            row.get("baseline_ratio_job_vs_raw", "-"), row["validator_wall_s_with_jvm_start"], row["kcat_dump_sort_diff_s"],
-            row["ratio_wall_vs_kcat"], row["driver_python_peak_rss_mb_sampled"], row["executor_python_peak_rss_mb"],
-            row["local_jvm_peak_rss_mb_driver_plus_executors"]))
+    print_table(results, args.provider)
 
+
+def print_table(results, provider):
+    columns = [("records", "records_per_side", "%d"), ("raw rec/s", "raw_consume_rec_s", "%d"), ("job rec/s", "validator_job_rec_s", "%d"),
+               ("ratio", "ratio_job_vs_raw", "%.3f"), ("base ratio", "baseline_ratio_job_vs_raw", "%.3f"),
+               ("wall s", "validator_wall_s_with_jvm_start", "%.1f"), ("base wall s", "baseline_wall_s_with_jvm_start", "%.1f"),
+               ("dump+sort+diff s", "kcat_dump_sort_diff_s", "%.1f"), ("wall/dump", "ratio_wall_vs_kcat", "%.2f"),
+               ("base wall/dump", "baseline_ratio_wall_vs_kcat", "%.2f"), ("drv py MB", "driver_python_peak_rss_mb", "%.1f"),
+               ("exec py MB", "executor_python_peak_rss_mb", "%.1f"), ("base exec py MB", "baseline_executor_python_peak_rss_mb", "%.1f"),
+               ("JVM MB", "local_jvm_peak_rss_mb_driver_plus_executors", "%.1f"), ("same report", "baseline_same_report", "%s")]
+    cells = [[title for title, _key, _form in columns]]
+    for row in results:
+        cells.append([form % row[key] if row.get(key) is not None else "-" for _title, key, form in columns])
+    widths = [max(len(line[index]) for line in cells) for index in range(len(columns))]
+    print()
+    for line in cells:
+        print("  ".join(cell.rjust(width) for cell, width in zip(line, widths)))
+    print("largest size on %s: %s" % (provider, LARGEST[provider]))
 
 if __name__ == "__main__":
     main()

@@ -12,14 +12,16 @@ import heapq
 from collections import defaultdict
 
 from mirror_validation import job
-from mirror_validation.kafka_reader import RawRecord
+from mirror_validation.kafka_reader import Batch
 from mirror_validation.residue import UNSETTLED, settle_fingerprint
 from mirror_validation.slices import SOURCE, TARGET
 from mirror_validation.spark_io import RESIDUE, SUMMARY, compare_works
 from mirror_validation.topic_pairs import TopicPair
 
-# A shift that makes the reader take one side to its end before the other (see spark_io._read_in_step).
+# A shift that makes the reader take one side to its end before the other where they part (see spark_io._compare_in_step).
 SOURCE_FIRST, TARGET_FIRST = -10 ** 9, 10 ** 9
+# Records per batch read: few, so that runs of equal records end at batch edges too.
+BATCH = 3
 
 
 class LetterReader:
@@ -28,11 +30,12 @@ class LetterReader:
     def __init__(self, partitions):
         self.partitions = partitions
 
-    def read_ranges(self, ranges):
+    def read_batches(self, ranges):
         for part in ranges:
-            for offset, letter in sorted(self.partitions.get(part.partition, {}).items()):
-                if part.start <= offset < part.end:
-                    yield part, RawRecord(offset, None, letter.encode(), (), None, True)
+            records = [(offset, None, letter.encode(), None, None)
+                       for offset, letter in sorted(self.partitions.get(part.partition, {}).items()) if part.start <= offset < part.end]
+            for start in range(0, len(records), BATCH):
+                yield part, Batch(*(list(column) for column in zip(*records[start:start + BATCH])))
 
 
 class LetterReaders:

@@ -51,12 +51,19 @@ def test_a_healthy_mirror_read_in_step_leaves_no_residue_and_is_read_once():
 
 
 def test_only_records_that_waited_too_long_make_a_partition_be_read_again():
-    """A record copied further from its place than the window is matched by the second read, held whole."""
-    counts, samples, _misplaced, _anchors, _summaries, again = compare_mirror({0: "ABCDEFGHIJ", 1: "ABCD"}, {0: "BCDEFGHIJA", 1: "ABCD"},
+    """Records copied further from their place than the window lets records wait are matched by the second read, held whole."""
+    counts, samples, _misplaced, _anchors, _summaries, again = compare_mirror({0: "ABCDEFGHIJ", 1: "ABCD"}, {0: "DEFGHIJABC", 1: "ABCD"},
                                                                               window=2)
     assert again == [(0, 0)]
     assert count_rows(counts) == [(0, 10, 10, 0, 0, 0, 1, 0), (1, 4, 4, 0, 0, 0, 0, 0)]
-    assert samples == {(0, 0): {"order_violation": [9]}}
+    assert samples == {(0, 0): {"order_violation": [7]}}
+
+
+def test_one_record_moved_far_is_matched_in_the_first_read():
+    """Only records waiting count against the window, not the runs matched meanwhile."""
+    counts, samples, _misplaced, _anchors, _summaries, again = compare_mirror({0: "ABCDEFGHIJ"}, {0: "BCDEFGHIJA"}, window=2)
+    assert again == []
+    assert count_rows(counts) == [(0, 10, 10, 0, 0, 0, 1, 0)] and samples == {(0, 0): {"order_violation": [9]}}
 
 
 @pytest.mark.parametrize("way", WAYS, ids=WAY_IDS)

@@ -12,7 +12,7 @@ def _string(text):
 
 
 def records(pairs):
-    return [(None, RawRecord(offset, key, value, (), None, True)) for offset, (key, value) in enumerate(pairs)]
+    return [(None, RawRecord(offset, key, value, (), None)) for offset, (key, value) in enumerate(pairs)]
 
 
 def sync(topic, partition, upstream, downstream):

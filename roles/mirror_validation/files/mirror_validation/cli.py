@@ -7,6 +7,7 @@ import os
 import sys
 import tempfile
 import zipfile
+from concurrent.futures import ThreadPoolExecutor
 
 from . import html_report, job, topic_drift
 from .archive import write_archive
@@ -131,9 +132,14 @@ def main(argv=None, spark=None):
     if spark is None:
         from pyspark.sql import SparkSession  # pylint: disable=import-outside-toplevel
 
-        spark = SparkSession.builder.appName("kafkaops-mirror-validation").getOrCreate()
-        ship_package(spark)
-    result = job.run(spark, options)
+        # The snapshot and the wait for the target need no Spark: they run while Spark starts.
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            prepared = pool.submit(job.prepare, options)
+            spark = SparkSession.builder.appName("kafkaops-mirror-validation").getOrCreate()
+            ship_package(spark)
+            result = job.run(spark, options, prepared)
+    else:
+        result = job.run(spark, options)
     if drift is not None:
         result = topic_drift.attach(result, drift)
     write_reports(result, args.report, args.html)

@@ -7,9 +7,11 @@ import struct
 DIGEST_SIZE = 16
 _LENGTH = struct.Struct(">I").pack
 _PRESENT_AND_LENGTH = struct.Struct(">BI").pack
-_TIMESTAMP = struct.Struct(">q").pack
+_PRESENT_TIMESTAMP = struct.Struct(">Bq").pack
 _NO_HEADERS = _LENGTH(0)
+_ONE_HEADER = _LENGTH(1)
 _ABSENT = b"\x00"
+_EMPTY = b""
 _blake2b = hashlib.blake2b
 
 
@@ -24,25 +26,38 @@ def _header_order(header):
     return name, data is not None, data or b""
 
 
+def _headers_part(headers):
+    """The headers, sorted by (name, value): header order is not guaranteed to be kept by every client."""
+    if len(headers) == 1:  # the common case, without a list and a sort
+        name, data = headers[0]
+        name, data = _as_bytes(name), _as_bytes(data)
+        return b"".join((_ONE_HEADER, _ABSENT if name is None else _PRESENT_AND_LENGTH(1, len(name)), name or _EMPTY,
+                         _ABSENT if data is None else _PRESENT_AND_LENGTH(1, len(data)), data or _EMPTY))
+    normalized = sorted(((_as_bytes(name), _as_bytes(data)) for name, data in headers), key=_header_order)
+    parts = [_LENGTH(len(normalized))]
+    for name, data in normalized:
+        parts.append(_ABSENT if name is None else _PRESENT_AND_LENGTH(1, len(name)) + name)
+        parts.append(_ABSENT if data is None else _PRESENT_AND_LENGTH(1, len(data)) + data)
+    return b"".join(parts)
+
+
 def record_fingerprint(key, value, headers=None, timestamp=None):
     """blake2b over key, value, the headers sorted by (name, value) and, when given, the timestamp.
 
     Every field is length-prefixed after a presence byte, so that (key=b"ab", value=b"c") and (key=b"a",
-    value=b"bc") differ and a null key differs from an empty one. Header order is not guaranteed to be kept by
-    every client, so it is not part of the identity. This runs once per record read: the fields are joined and
-    hashed in one call, without a function call per field.
+    value=b"bc") differ and a null key differs from an empty one. Header order is not part of the identity.
+    This runs once per record read: the fields are joined and hashed in one call.
     """
-    parts = [_ABSENT if key is None else _PRESENT_AND_LENGTH(1, len(key)) + key,
-             _ABSENT if value is None else _PRESENT_AND_LENGTH(1, len(value)) + value]
-    if headers:
-        normalized = [(_as_bytes(name), _as_bytes(data)) for name, data in headers]
-        if len(normalized) > 1:
-            normalized.sort(key=_header_order)
-        parts.append(_LENGTH(len(normalized)))
-        for name, data in normalized:
-            parts.append(_ABSENT if name is None else _PRESENT_AND_LENGTH(1, len(name)) + name)
-            parts.append(_ABSENT if data is None else _PRESENT_AND_LENGTH(1, len(data)) + data)
-    else:
-        parts.append(_NO_HEADERS)
-    parts.append(_ABSENT if timestamp is None else b"\x01" + _TIMESTAMP(timestamp))
-    return _blake2b(b"".join(parts), digest_size=DIGEST_SIZE).digest()
+    return _blake2b(b"".join((
+        _ABSENT if key is None else _PRESENT_AND_LENGTH(1, len(key)), key or _EMPTY,
+        _ABSENT if value is None else _PRESENT_AND_LENGTH(1, len(value)), value or _EMPTY,
+        _headers_part(headers) if headers else _NO_HEADERS,
+        _ABSENT if timestamp is None else _PRESENT_TIMESTAMP(1, timestamp))), digest_size=DIGEST_SIZE).digest()
+
+
+def fingerprints(batch, with_timestamp, start=0, end=None):
+    """The fingerprints of records start..end of `batch` (kafka_reader.Batch), the timestamp counted when `with_timestamp`."""
+    columns = [batch.keys[start:end], batch.values[start:end], batch.headers[start:end]]
+    if with_timestamp:
+        columns.append(batch.timestamps[start:end])
+    return list(map(record_fingerprint, *columns))

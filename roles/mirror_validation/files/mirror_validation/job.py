@@ -61,10 +61,12 @@ def _unavailable_from_spark(error):
 
 
 class _Run:
-    """State of one validation run, built step by step by run()."""
+    """State of one validation run, built step by step by prepare() and run()."""
 
-    def __init__(self, spark, options):
-        self.spark = spark
+    def __init__(self, options):
+        self.started_at = datetime.now(timezone.utc)
+        self.spark = None  # given by run(): the steps before compare() need no Spark
+        self.error = None
         self.options = options
         self.settings = ReadSettings({SOURCE: options.source, TARGET: options.target}, options.client, options.read_timeout_s)
         self.pairs = []
@@ -279,28 +281,41 @@ def partition_tables(summaries, outcomes, sample_limit):
     return counts, samples, misplaced, anchors
 
 
-def run(spark, options):
-    """Validate the mirror and return the report dict (report["exit_code"] is the process exit code)."""
-    started = datetime.now(timezone.utc)
+def prepare(options):
+    """The run's state after the steps that need no Spark: source snapshot, the wait for the target, MM2's bookkeeping.
+    It can run while Spark starts (cli.py)."""
     clock = time.monotonic()
-    state = _Run(spark, options)
-    topics, groups, error = [], [], None
+    state = _Run(options)
     try:
         with open_reader(options.source, options.client, options.read_timeout_s) as source_reader, \
                 open_reader(options.target, options.client, options.read_timeout_s) as target_reader:
             state.prepare(source_reader, target_reader)
-        state.timings["prepare_s"] = round(time.monotonic() - clock, 3)
+    except ValidationUnavailable as unavailable:
+        state.error = str(unavailable)
+    state.timings["prepare_s"] = round(time.monotonic() - clock, 3)
+    return state
+
+
+def run(spark, options, prepared=None):
+    """Validate the mirror and return the report dict (report["exit_code"] is the process exit code).
+
+    `prepared`: a future of prepare(options) started earlier, else it runs here. duration_s and records_per_s count
+    from this call on, when Spark is up.
+    """
+    clock = time.monotonic()
+    state = prepare(options) if prepared is None else prepared.result()
+    state.spark = spark
+    topics, groups, error = [], [], state.error
+    if error is None:
         try:
             topics, groups = state.compare()
-        except ValidationUnavailable:
-            raise
+        except ValidationUnavailable as unavailable:
+            error = str(unavailable)
         except Exception as spark_error:  # pylint: disable=broad-except  # task failures arrive as Py4J/PySpark errors
-            raise _unavailable_from_spark(spark_error) from spark_error
-    except ValidationUnavailable as unavailable:
-        error = str(unavailable)
-        if not topics:
-            topics = [report.topic_entry(pair, {}, {}, {}, {}, {}, options.max_duplicate_ratio)
-                      for pair in state.pairs if not pair.target_exists]
+            error = str(_unavailable_from_spark(spark_error))
+    if error and not topics:
+        topics = [report.topic_entry(pair, {}, {}, {}, {}, {}, options.max_duplicate_ratio)
+                  for pair in state.pairs if not pair.target_exists]
     duration = time.monotonic() - clock
     records = sum(topic["totals"].get("source_count", 0) + topic["totals"].get("target_count", 0) for topic in topics)
     code = report.exit_code(topics, error)
@@ -309,7 +324,7 @@ def run(spark, options):
         "exit_code": code,
         "message": report.summary_message(topics, error),
         "error": error,
-        "started_at": started.isoformat(timespec="seconds"),
+        "started_at": state.started_at.isoformat(timespec="seconds"),
         "duration_s": round(duration, 3),
         "records_read": records,
         "records_per_s": int(records / duration) if duration > 0 else 0,

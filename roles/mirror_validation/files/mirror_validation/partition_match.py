@@ -19,58 +19,89 @@ first copy after every checkpoint.
 from __future__ import annotations
 
 import heapq
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections import deque
+from functools import partial
+from itertools import repeat
+from operator import and_, rshift
 
 from .slices import SOURCE, TARGET
 
 # Whether the source has a fingerprint that was matched and forgotten: yes, no, or unknown (the window forgot).
 SEEN, NOT_SEEN, SEEN_UNKNOWN = True, False, None
-_BLOOM_MAX_BITS = 1 << 24  # 2 MB per partition: about 1 % false positives at 1.7M matched records
+_BLOOM_MAX_SLOTS = 1 << 24  # 16 MB per partition: about 3 % false positives at 1.7M matched records
 _NO_OFFSET = 1 << 62
 
 
+def coarse_keys(keys, values):
+    """What the Bloom filter and the conflict check below know of a record: a hash of its key and value, equal for
+    records with equal fingerprints (the converse need not hold). Computed in C for a whole batch."""
+    return list(map(hash, zip(keys, values)))
+
+
 class _MatchedFilter:
-    """Which fingerprints were matched: exactly for the last `window` of them, and a Bloom filter for all,
-    whose "no" is exact (its "maybe" makes a forgotten duplicate's status unknown, settled in residue.py)."""
+    """Which records were matched: their fingerprints exactly for about the last `window` of them, and a Bloom filter
+    of their coarse keys for all, whose "no" is exact (its "maybe" makes a forgotten duplicate's status unknown,
+    settled in residue.py).
+
+    Runs matched whole (match_run) come with a way to compute their fingerprints, called only when a question comes:
+    a partition that never parts from its mirror never asks, and each record is hashed at most once.
+    """
 
     def __init__(self, window, expected):
         self.window = window
         self.current, self.previous = set(), set()
-        bits = 1 << 10
-        while bits < min(16 * expected, _BLOOM_MAX_BITS):
-            bits <<= 1
-        self.mask = bits - 1
-        self.bloom = bytearray(bits >> 3) if window else None
+        self.unhashed, self.unhashed_count = deque(), 0  # (count, fingerprints callable) of matched runs, oldest first
+        slots = 1 << 10
+        while slots < min(16 * expected, _BLOOM_MAX_SLOTS):
+            slots <<= 1
+        self.mask = slots - 1
+        self.bloom = bytearray(slots) if window else None  # a byte per slot, so that a run sets its slots in C
 
-    def add(self, fp):
-        current = self.current
-        current.add(fp)
+    def add(self, fps, coarse):
+        """Remember matched records by their fingerprints `fps` and coarse keys `coarse`."""
+        self._mark(coarse)
+        self._remember(fps)
+
+    def add_unhashed(self, count, fps_of, coarse):
+        """Remember `count` matched records whose fingerprints `fps_of()` gives, by their coarse keys `coarse`."""
+        self._mark(coarse)
+        self.unhashed.append((count, fps_of))
+        self.unhashed_count += count
+        if self.bloom is not None:
+            while self.unhashed_count - self.unhashed[0][0] >= self.window:  # forgotten but by the Bloom filter
+                self.unhashed_count -= self.unhashed.popleft()[0]
+
+    def _mark(self, coarse):
         bloom = self.bloom
-        if bloom is None:
-            return
-        if len(current) >= self.window:
-            self.previous, self.current = current, set()
-        bits = int.from_bytes(fp[:8], "little")
-        first, second = bits & self.mask, (bits >> 32) & self.mask
-        bloom[first >> 3] |= 1 << (first & 7)
-        bloom[second >> 3] |= 1 << (second & 7)
+        if bloom is not None:
+            mask = self.mask
+            deque(map(bloom.__setitem__, map(and_, coarse, repeat(mask)), repeat(1)), maxlen=0)
+            deque(map(bloom.__setitem__, map(and_, map(rshift, coarse, repeat(32)), repeat(mask)), repeat(1)), maxlen=0)
 
-    def seen(self, fp):
+    def _remember(self, fps):
+        current = self.current
+        current.update(fps)
+        if self.bloom is not None and len(current) >= self.window:
+            self.previous, self.current = current, set()
+
+    def seen(self, fp, coarse):
+        while self.unhashed:
+            self._remember(self.unhashed.popleft()[1]())
+        self.unhashed_count = 0
         if fp in self.current or fp in self.previous:
             return SEEN
         bloom = self.bloom
         if bloom is None:
             return NOT_SEEN  # unbounded window: every matched fingerprint is still held
-        bits = int.from_bytes(fp[:8], "little")
-        first, second = bits & self.mask, (bits >> 32) & self.mask
-        if bloom[first >> 3] & (1 << (first & 7)) and bloom[second >> 3] & (1 << (second & 7)):
+        if bloom[coarse & self.mask] and bloom[(coarse >> 32) & self.mask]:
             return SEEN_UNKNOWN
         return NOT_SEEN
 
 
 class PartitionMatch:
-    """Feed every record of one partition pair with add(); summary() and the residue rows afterwards.
+    """Feed every record of one partition pair with add(), or runs of records that are equal on both sides with
+    match_run(); summary() and the residue rows afterwards.
 
     `window`: records per side a record may wait for its counterpart (0: no limit, the whole partition is held if
     need be). `syncs`: MM2 offset syncs (upstream, downstream) of this partition whose offsets are both in range.
@@ -83,13 +114,14 @@ class PartitionMatch:
         self.waiting = ({}, {})  # per side: fp -> deque of offsets (target: [offset, seen]) waiting for a counterpart
         self.arrivals = (deque(), deque())  # per side: (offset, fp) in offset order; entries matched since are skipped
         self.spilled = set()  # fingerprints whose copies go to the residue from now on
+        self.conflicting = set()  # coarse keys of every record that waited or went to the residue
         self.residue = []  # (side, offset, fp, seen)
         self.counts = [0, 0]
         self.matched = 0
         self.first_matched_source = self.first_matched_target = self.last_matched_source = None
         self.shift = None  # target offset minus source offset of the latest match
         self.filter = _MatchedFilter(window, expected_records)
-        self.held_pairs = []  # heap of (target offset, source offset) not yet in target order
+        self.held_pairs = []  # heap of matched runs (first target offset, first source offset, last source offset) not yet in target order
         self.previous_source = None
         self.order_violations = 0
         self.violation_samples = []
@@ -99,10 +131,12 @@ class PartitionMatch:
         for upstream, downstream in self.anchors:
             self.anchor_upstreams[upstream] = None
             self.anchor_downstreams[downstream] = None
+        self.anchor_offsets = (sorted(self.anchor_upstreams), sorted(self.anchor_downstreams))
         self.checkpoint_upstreams = sorted(set(checkpoint_upstreams))
         self.first_copy_from = [None] * len(self.checkpoint_upstreams)  # per upstream bucket: least target offset
 
-    def add(self, side, offset, fp):
+    def add(self, side, offset, fp, coarse):
+        """One record of `side` with its fingerprint `fp` and coarse key `coarse` (coarse_keys)."""
         self.counts[side] += 1
         if side == SOURCE:
             if offset in self.anchor_upstreams:
@@ -110,19 +144,20 @@ class PartitionMatch:
         elif offset in self.anchor_downstreams:
             self.anchor_downstreams[offset] = fp
         if fp in self.spilled:
-            self.residue.append((side, offset, fp, self.filter.seen(fp) if side == TARGET else None))
+            self.residue.append((side, offset, fp, self.filter.seen(fp, coarse) if side == TARGET else None))
             return
         other = self.waiting[1 - side]
         counterparts = other.get(fp)
         if counterparts:
             if side == TARGET:
                 counterpart = counterparts.popleft()
-                self._matched(counterpart, offset, fp)
+                self._matched((counterpart,), (offset,))
             else:
                 counterpart, _seen = counterparts.popleft()
                 for entry in counterparts:  # the source has this fingerprint: later target copies are duplicates
                     entry[1] = SEEN
-                self._matched(offset, counterpart, fp)
+                self._matched((offset,), (counterpart,))
+            self.filter.add((fp,), (coarse,))
             if not counterparts:
                 del other[fp]
             arrivals = self.arrivals[1 - side]
@@ -132,7 +167,8 @@ class PartitionMatch:
                 self._release_held()
             return
         mine = self.waiting[side]
-        entry = offset if side == SOURCE else [offset, self.filter.seen(fp)]
+        entry = offset if side == SOURCE else [offset, self.filter.seen(fp, coarse)]
+        self.conflicting.add(coarse)
         if fp in mine:
             mine[fp].append(entry)
         else:
@@ -141,6 +177,40 @@ class PartitionMatch:
         arrivals.append((offset, fp))
         if self.window and len(arrivals) > self.window:
             self._spill_oldest(side)
+
+    def match_run(self, sources, targets, coarse, fps_of):
+        """Match source offsets `sources` with target offsets `targets` pair by pair: records read in order on each side
+        that the caller found equal on both. `coarse`: their coarse keys; `fps_of(start, end)`: the fingerprints of
+        pairs start..end, computed only if needed.
+
+        Takes the longest first part of the run whose fingerprints no waiting or spilled record has (a record that
+        has one must be matched first in first out, by add()) and returns its length. Matching such a run in one
+        step gives what add() would for each of its records: every earlier copy of these fingerprints is matched.
+        """
+        taken, fps = len(sources), None
+        if self.conflicting and not self.conflicting.isdisjoint(coarse):
+            fps = fps_of(0, taken)
+            waiting_source, waiting_target = self.waiting
+            spilled = self.spilled
+            taken = next((index for index, fp in enumerate(fps) if fp in waiting_source or fp in waiting_target or fp in spilled), taken)
+            sources, targets, coarse, fps = sources[:taken], targets[:taken], coarse[:taken], fps[:taken]
+        if not taken:
+            return 0
+        self.counts[SOURCE] += taken
+        self.counts[TARGET] += taken
+        for side, offsets, anchored in ((SOURCE, sources, self.anchor_upstreams), (TARGET, targets, self.anchor_downstreams)):
+            if anchored:
+                wanted = self.anchor_offsets[side]
+                for offset in wanted[bisect_left(wanted, offsets[0]):bisect_right(wanted, offsets[-1])]:
+                    index = bisect_left(offsets, offset)
+                    if offsets[index] == offset:
+                        anchored[offset] = fps[index] if fps is not None else fps_of(index, index + 1)[0]
+        if fps is None:
+            self.filter.add_unhashed(taken, partial(fps_of, 0, taken), coarse)
+        else:
+            self.filter.add(fps, coarse)
+        self._matched(sources, targets)
+        return taken
 
     def _live_head(self, side):
         """The oldest record of `side` still waiting, dropping arrivals matched since; None when none waits."""
@@ -172,25 +242,38 @@ class PartitionMatch:
             for entry in self.waiting[side].pop(fp, ()):
                 self.residue.append((SOURCE, entry, fp, None) if side == SOURCE else (TARGET, entry[0], fp, entry[1]))
 
-    def _matched(self, source_offset, target_offset, fp):
-        self.matched += 1
-        if self.first_matched_source is None or source_offset < self.first_matched_source:
-            self.first_matched_source = source_offset
-        if self.first_matched_target is None or target_offset < self.first_matched_target:
-            self.first_matched_target = target_offset
-        if self.last_matched_source is None or source_offset > self.last_matched_source:
-            self.last_matched_source = source_offset
-        self.shift = target_offset - source_offset
-        self.filter.add(fp)
+    def _matched(self, sources, targets):
+        """A run of matched pairs: source and target offsets each increasing."""
+        self.matched += len(sources)
+        first_source, first_target, last_source = sources[0], targets[0], sources[-1]
+        if self.first_matched_source is None or first_source < self.first_matched_source:
+            self.first_matched_source = first_source
+        if self.first_matched_target is None or first_target < self.first_matched_target:
+            self.first_matched_target = first_target
+        if self.last_matched_source is None or last_source > self.last_matched_source:
+            self.last_matched_source = last_source
+        self.shift = targets[-1] - last_source
         if self.checkpoint_upstreams:
-            bucket = bisect_right(self.checkpoint_upstreams, source_offset) - 1
-            if bucket >= 0 and (self.first_copy_from[bucket] is None or target_offset < self.first_copy_from[bucket]):
-                self.first_copy_from[bucket] = target_offset
-        # Order is judged in target order; a target record still waiting may yet be matched before this one.
-        if self.held_pairs or (self.waiting[TARGET] and self._earliest_waiting_target() < target_offset):
-            heapq.heappush(self.held_pairs, (target_offset, source_offset))
+            self._first_copies(sources, targets)
+        # Order is judged in target order; a target record still waiting may yet be matched before this run. No other
+        # record's target offset lies within a run's, so a run is judged as a whole.
+        if self.held_pairs or (self.waiting[TARGET] and self._earliest_waiting_target() < first_target):
+            heapq.heappush(self.held_pairs, (first_target, first_source, last_source))
         else:
-            self._in_target_order(target_offset, source_offset)
+            self._in_target_order(first_target, first_source, last_source)
+
+    def _first_copies(self, sources, targets):
+        """Per checkpoint upstream bucket, the least target offset of the run's pairs whose source lies in it: the
+        target offset of the bucket's first source record in the run."""
+        upstreams, first_copy_from = self.checkpoint_upstreams, self.first_copy_from
+        index = 0
+        while index < len(sources):
+            bucket = bisect_right(upstreams, sources[index]) - 1
+            if bucket >= 0 and (first_copy_from[bucket] is None or targets[index] < first_copy_from[bucket]):
+                first_copy_from[bucket] = targets[index]
+            if bucket + 1 >= len(upstreams):
+                return
+            index = bisect_left(sources, upstreams[bucket + 1], index)
 
     def _earliest_waiting_target(self):
         head = self._live_head(TARGET)
@@ -200,16 +283,16 @@ class PartitionMatch:
         limit = _NO_OFFSET if everything else self._earliest_waiting_target()
         held = self.held_pairs
         while held and held[0][0] < limit:
-            target_offset, source_offset = heapq.heappop(held)
-            self._in_target_order(target_offset, source_offset)
+            self._in_target_order(*heapq.heappop(held))
 
-    def _in_target_order(self, target_offset, source_offset):
-        """Matched pairs arrive here in target order: a record copied after one that is later on the source breaks it."""
-        if self.previous_source is not None and source_offset < self.previous_source:
+    def _in_target_order(self, first_target, first_source, last_source):
+        """Matched runs arrive here in target order: a record copied after one that is later on the source breaks it.
+        Within a run the source offsets increase."""
+        if self.previous_source is not None and first_source < self.previous_source:
             self.order_violations += 1
             if len(self.violation_samples) < self.sample_limit:
-                self.violation_samples.append(target_offset)
-        self.previous_source = source_offset
+                self.violation_samples.append(first_target)
+        self.previous_source = last_source
 
     def finish(self):
         """End of both sides: what still waits has no counterpart in this partition."""

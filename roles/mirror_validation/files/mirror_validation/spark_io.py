@@ -4,17 +4,17 @@ Only per-partition summaries and the records left without a counterpart (the res
 """
 from __future__ import annotations
 
-from itertools import islice
+from functools import partial
 
-from .fingerprint import record_fingerprint
+from .fingerprint import fingerprints
 from .kafka_reader import open_reader
-from .partition_match import PartitionMatch
+from .partition_match import PartitionMatch, coarse_keys
 from .slices import SOURCE, TARGET
 
 SUMMARY, RESIDUE = 0, 1
-# Records read from one side before the reader looks whether the other side is behind (with a window of
-# `window` records, at most a quarter of it).
-STEP_RECORDS = 256
+# Fingerprints compared slice against slice while looking for where two runs part: the first slice is short, as
+# a run that parted once tends to part again soon, and each next one longer, so a long run costs few comparisons.
+_FIRST_PROBE = 16
 
 
 class ReadSettings:
@@ -46,32 +46,108 @@ class _TaskReaders:
         return self.open[side]
 
 
-def _read_in_step(readers, work, matcher, step):
-    """Feed both sides of `work` to `matcher`, reading `step` records at a time from the side that is behind.
+class _Side:
+    """One side of a PartitionWork as it is read: the current batch, its coarse keys, and how far it was fed."""
 
-    Behind means: at an earlier position once the target is shifted onto the source numbering, by the latest
-    match, else by the first offset sync, else by aligning the ends. Read in step like this, a healthy mirror's
-    records wait for their counterpart only for a step.
+    def __init__(self, reader, part):
+        self.batches = reader.read_batches([part])
+        self.with_timestamp = part.with_timestamp
+        self.batch, self.offsets, self.columns, self.coarse, self.at = None, [], (), [], 0
+        self.head = (None, None)  # (position, fingerprint) of the last head fingerprinted
+        self.open = part.start < part.end
+
+    def available(self):
+        """Records read and not yet fed; reads the next batch when none are left."""
+        while self.at == len(self.offsets) and self.open:
+            read = next(self.batches, None)
+            if read is None:
+                self.open = False
+                return 0
+            batch = self.batch = read[1]
+            self.offsets, self.at = batch.offsets, 0
+            # What a fingerprint covers, the values first: they tell records apart soonest.
+            self.columns = (batch.values, batch.keys, batch.headers) + ((batch.timestamps,) if self.with_timestamp else ())
+            self.coarse = coarse_keys(batch.keys, batch.values)
+        return len(self.offsets) - self.at
+
+    def head_fp(self):
+        if self.head[0] != (id(self.batch), self.at):
+            self.head = ((id(self.batch), self.at), fingerprints(self.batch, self.with_timestamp, self.at, self.at + 1)[0])
+        return self.head[1]
+
+    def feed_one(self, matcher, side):
+        matcher.add(side, self.offsets[self.at], self.head_fp(), self.coarse[self.at])
+        self.at += 1
+
+    def run_fingerprints(self):
+        """fps_of(start, end) of PartitionMatch.match_run for a run from the current position: it outlives this batch."""
+        return partial(_batch_fingerprints, self.batch, self.with_timestamp, self.at)
+
+
+def _batch_fingerprints(batch, with_timestamp, base, start, end):
+    return fingerprints(batch, with_timestamp, base + start, base + end)
+
+
+def _equal_prefix(left, left_at, right, right_at, length):
+    """How many items of `left` from `left_at` on equal those of `right` from `right_at` on, up to `length`."""
+    done, probe = 0, _FIRST_PROBE
+    while done < length:
+        size = min(probe, length - done)
+        if left[left_at + done:left_at + done + size] != right[right_at + done:right_at + done + size]:
+            return done + next(index for index in range(size) if left[left_at + done + index] != right[right_at + done + index])
+        done += size
+        probe *= 4
+    return length
+
+
+def _equal_run(source, target, length):
+    """How many records from both sides' positions on are equal in every field a fingerprint covers (so have equal
+    fingerprints), up to `length`."""
+    for left, right in zip(source.columns, target.columns):
+        length = _equal_prefix(left, source.at, right, target.at, length)
+        if not length:
+            break
+    return length
+
+
+def _compare_in_step(readers, work, matcher):
+    """Feed both sides of `work` to `matcher` as they are read, batch by batch.
+
+    Where both sides go on with equal records, a healthy mirror's case, the run is matched in one step, without
+    fingerprints unless a question about them comes. Where they part, records are fed one at a time with their
+    fingerprints: a side whose next record the other side is waiting for, else the side that is behind (at an
+    earlier position once the target is shifted onto the source numbering, by the latest match, else by the first
+    offset sync, else by aligning the ends), until both go on alike again.
     """
-    source, target = work.source, work.target
-    streams = [readers.reader(SOURCE).read_ranges([source]), readers.reader(TARGET).read_ranges([target])]
-    positions = [source.start, target.start]
-    reading = [source.start < source.end, target.start < target.end]
-    add, with_timestamp = matcher.add, source.with_timestamp
-    while reading[SOURCE] or reading[TARGET]:
-        if reading[SOURCE] and reading[TARGET]:
+    source, target = _Side(readers.reader(SOURCE), work.source), _Side(readers.reader(TARGET), work.target)
+    waiting_source, waiting_target = matcher.waiting
+    while True:
+        source_left, target_left = source.available(), target.available()
+        if not (source_left and target_left):
+            break
+        length = _equal_run(source, target, min(source_left, target_left))
+        if length:
+            taken = matcher.match_run(source.offsets[source.at:source.at + length], target.offsets[target.at:target.at + length],
+                                      source.coarse[source.at:source.at + length], source.run_fingerprints())
+            if taken:
+                source.at += taken
+                target.at += taken
+            else:  # the fingerprint waits or was spilled: first in first out, one by one
+                source.feed_one(matcher, SOURCE)
+                target.feed_one(matcher, TARGET)
+        elif target.head_fp() in waiting_source:
+            target.feed_one(matcher, TARGET)
+        elif source.head_fp() in waiting_target:
+            source.feed_one(matcher, SOURCE)
+        else:
             shift = work.shift if matcher.shift is None else matcher.shift
-            side = TARGET if positions[TARGET] - shift < positions[SOURCE] else SOURCE
-        else:
-            side = SOURCE if reading[SOURCE] else TARGET
-        taken, last = 0, None
-        for _part, (last, key, value, headers, timestamp, _create_time) in islice(streams[side], step):
-            taken += 1
-            add(side, last, record_fingerprint(key, value, headers, timestamp if with_timestamp else None))
-        if taken < step:
-            reading[side] = False
-        else:
-            positions[side] = last + 1
+            if target.offsets[target.at] - shift < source.offsets[source.at]:
+                target.feed_one(matcher, TARGET)
+            else:
+                source.feed_one(matcher, SOURCE)
+    for side, rest in ((SOURCE, source), (TARGET, target)):
+        while rest.available():
+            rest.feed_one(matcher, side)
 
 
 def compare_works(readers, works, window, sample_limit):
@@ -79,12 +155,11 @@ def compare_works(readers, works, window, sample_limit):
 
     `readers.reader(side)` gives each side's reader (kafka_reader).
     """
-    step = max(1, min(STEP_RECORDS, window // 4)) if window else STEP_RECORDS
     for work in works:
         source, target = work.source, work.target
         matcher = PartitionMatch(window, sample_limit, work.syncs, work.checkpoint_upstreams,
                                  (source.end - source.start) + (target.end - target.start))
-        _read_in_step(readers, work, matcher, step)
+        _compare_in_step(readers, work, matcher)
         matcher.finish()
         checked, mismatches, mismatch_samples = matcher.anchor_results()
         yield SUMMARY, {
