@@ -1,0 +1,99 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The spark-submit command line the mirror_validation role builds for YARN, and the Spark settings it refuses.
+
+The role runs on local hosts against a recording spark-submit stand-in (mirror_validation_spark_submit): it writes
+the argv and environment it was started with, and a passing report so that the role runs to its end. One
+ansible-playbook run covers every host; each host is one case.
+"""
+from __future__ import annotations
+
+import json
+import sys
+import zipfile
+
+import pytest
+import yaml
+
+from tests.support.ansible_play import run_playbook
+
+ROLE = "kafkaops.mirror.mirror_validation : "
+SPARK_CHECK = ROLE + "Check the Spark settings before anything runs"
+EXECUTOR_PYTHON = "/usr/bin/anaconda/bin/python3"
+# A --conf value with what a shell would split or strip: the role hands spark-submit an argv, never a shell line.
+TAGS = "nightly check, 'quoted' \"twice\" = $HOME"
+
+RECORDING_SPARK_SUBMIT = '''#!%s
+import json, os, sys
+argv = sys.argv[1:]
+report = argv[argv.index("--report") + 1]
+with open(os.path.join(os.path.dirname(report), "spark-submit.json"), "w") as handle:
+    json.dump({"argv": argv, "PYSPARK_PYTHON": os.environ.get("PYSPARK_PYTHON")}, handle)
+result = {"passed": True, "exit_code": 0, "message": "recorded", "topics": [], "groups": [], "records_read": 0, "duration_s": 0,
+          "records_per_s": 0, "spark_master": argv[argv.index("--master") + 1], "client": "none", "checks": {}}
+with open(report, "w") as handle:
+    json.dump(result, handle)
+with open(argv[argv.index("--html") + 1], "w") as handle:
+    handle.write("<html></html>")
+'''
+
+YARN = {"mirror_validation_spark_master": "yarn", "mirror_validation_spark_queue": "mirror-checks",
+        "mirror_validation_spark_principal": "mirror@EXAMPLE.COM", "mirror_validation_spark_keytab": "/etc/security/keytabs/mirror.keytab",
+        "mirror_validation_executor_python": EXECUTOR_PYTHON,
+        "mirror_validation_spark_conf": {"spark.executor.instances": 4, "spark.yarn.tags": TAGS}}
+# host: (its settings, what the failure message must name)
+REFUSED = {
+    "queue-without-yarn": ({"mirror_validation_spark_master": "spark://master:7077", "mirror_validation_spark_queue": "mirror-checks"},
+                           'queue "mirror-checks"'),
+    "principal-without-keytab": (dict(YARN, mirror_validation_spark_keytab=""), 'keytab ""'),
+    "cluster-deploy-mode": (dict(YARN, mirror_validation_spark_conf={"spark.submit.deployMode": "cluster"}), 'deploy mode "cluster"'),
+}
+
+
+@pytest.fixture(scope="module")
+def role_run(tmp_path_factory):
+    """(play result, {host: its work dir}) of the role on the YARN host and on every host whose settings it refuses."""
+    root = tmp_path_factory.mktemp("spark-submit")
+    spark_submit = root / "spark-submit"
+    spark_submit.write_text(RECORDING_SPARK_SUBMIT % sys.executable)
+    spark_submit.chmod(0o755)
+    local = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable}
+    hosts = {"yarn": YARN, **{host: settings for host, (settings, _named) in REFUSED.items()}}
+    work = {host: root / host for host in hosts}
+    inventory = {"all": {"children": {
+        "primary_kafka": {"hosts": {"source": dict(local, kafka_bootstrap_servers="127.0.0.1:9", kafka_cluster_alias="primary")}},
+        "secondary_kafka": {"hosts": {"target": dict(local, kafka_bootstrap_servers="127.0.0.1:9", kafka_cluster_alias="secondary")}},
+        "validators": {"hosts": {host: dict(local, **settings, mirror_validation_work_dir=str(work[host]))
+                                 for host, settings in hosts.items()}}}}}
+    (root / "inventory.yml").write_text(yaml.safe_dump(inventory))
+    role_vars = {"mirror_validation_spark_submit": str(spark_submit), "mirror_validation_python": sys.executable,
+                 "mirror_validation_topic_drift": False,  # would read the (absent) clusters; not what this test is about
+                 "mirror_validation_report_dir": str(root / "controller-reports")}
+    (root / "validate.yml").write_text(yaml.safe_dump([{"name": "validate", "hosts": "validators", "gather_facts": False,
+                                                        "roles": [{"role": "kafkaops.mirror.mirror_validation", "vars": role_vars}]}]))
+    return run_playbook(root / "validate.yml", inventory=root / "inventory.yml", timeout=600), work
+
+
+def test_yarn_gets_client_mode_queue_kerberos_executor_python_and_the_job_zip(role_run):
+    play, work = role_run
+    assert play.stats["yarn"]["failures"] == 0, play.stdout[-3000:]
+    recorded = json.loads((work["yarn"] / "reports" / "spark-submit.json").read_text())
+    argv = recorded["argv"]
+    job_dir = work["yarn"] / "job"
+    assert argv[:argv.index(str(job_dir / "validate_mirror.py")) + 1] == [
+        "--master", "yarn", "--deploy-mode", "client", "--queue", "mirror-checks",
+        "--principal", "mirror@EXAMPLE.COM", "--keytab", "/etc/security/keytabs/mirror.keytab",
+        "--conf", "spark.pyspark.python=" + EXECUTOR_PYTHON, "--conf", "spark.pyspark.driver.python=" + sys.executable,
+        "--conf", "spark.executor.instances=4", "--conf", "spark.yarn.tags=" + TAGS,
+        "--py-files", str(job_dir / "mirror_validation.zip"), str(job_dir / "validate_mirror.py")]
+    assert recorded["PYSPARK_PYTHON"] == sys.executable  # the driver's; executors take spark.pyspark.python
+    with zipfile.ZipFile(job_dir / "mirror_validation.zip") as archive:
+        assert "mirror_validation/job.py" in archive.namelist()
+
+
+@pytest.mark.parametrize("host", sorted(REFUSED))
+def test_refused_spark_settings_fail_before_anything_is_copied_or_run(role_run, host):
+    play, work = role_run
+    result = play.task(SPARK_CHECK, host)
+    assert result["failed"] and "nothing ran" in result["msg"] and REFUSED[host][1] in result["msg"]
+    assert not work[host].exists()
