@@ -155,9 +155,25 @@ def test_failover_gives_both_modules_both_connections(lab, step, module, step_va
     assert arrived(call["args"]["source"], PRIMARY_CONNECTION) == {}
 
 
+@pytest.mark.parametrize("role, role_vars", [
+    ("kafka_topics", {"kafka_topics_align_to_source": True}),
+    ("mirror_validation", {"mirror_validation_spark_submit": "/bin/false"}),
+])
+def test_the_topic_drift_reads_each_cluster_with_its_whole_connection(lab, tmp_path, role, role_vars):
+    role_vars = dict(role_vars, mirror_validation_work_dir=str(tmp_path / "work"), mirror_validation_report_dir=str(tmp_path / "reports"))
+    calls, play = run_role(lab, role + " drift", role, **role_vars)
+    [call] = calls or [None]
+    assert call and call["module"] == "kafka_mirror_topic_drift_info", play.stdout[-3000:]
+    assert (call["args"]["source_alias"], call["args"]["target_alias"]) == (ALIASES["primary"], ALIASES["secondary"])
+    assert arrived(call["args"], SECONDARY_CONNECTION) == {}
+    assert arrived(call["args"]["source"], PRIMARY_CONNECTION) == {}
+
+
 def test_the_validation_job_gets_every_field_and_passwords_only_through_its_environment(lab, tmp_path):
+    # The topic drift read before the job is the test above; the recorder would stop the role there.
     _calls, play = run_role(lab, "mirror_validation", "mirror_validation", mirror_validation_spark_submit=str(lab["spark_submit"]),
-                            mirror_validation_work_dir=str(tmp_path / "work"), mirror_validation_report_dir=str(tmp_path / "reports"))
+                            mirror_validation_work_dir=str(tmp_path / "work"), mirror_validation_report_dir=str(tmp_path / "reports"),
+                            mirror_validation_topic_drift=False)
     assert lab["spark_record"].exists(), play.stdout[-3000:]
     job = json.loads(lab["spark_record"].read_text())
     argv = job["argv"]
