@@ -157,7 +157,7 @@ def test_failover_gives_both_modules_both_connections(lab, step, module, step_va
 
 @pytest.mark.parametrize("role, role_vars", [
     ("kafka_topics", {"kafka_topics_align_to_source": True}),
-    ("mirror_validation", {"mirror_validation_spark_submit": "/bin/false"}),
+    ("mirror_validation", {}),
 ])
 def test_the_topic_drift_reads_each_cluster_with_its_whole_connection(lab, tmp_path, role, role_vars):
     role_vars = dict(role_vars, mirror_validation_work_dir=str(tmp_path / "work"), mirror_validation_report_dir=str(tmp_path / "reports"))
