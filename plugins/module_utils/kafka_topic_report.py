@@ -10,21 +10,33 @@ from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_topic_admin 
 
 try:
     from kafka import TopicPartition
-    from kafka.protocol.consumer import OffsetSpec
+    from kafka.protocol.consumer import IsolationLevel, OffsetSpec
 except ImportError:
     # kafka_client.ensure_kafka_python() reports the missing library before any of this is used.
-    TopicPartition = OffsetSpec = None
+    TopicPartition = OffsetSpec = IsolationLevel = None
 
 CONFIG_MODES = {"none": None, "non_default": "modified", "all": "all"}
 
 
 def partition_offsets(admin, partitions):
-    """({TopicPartition: begin offset}, {TopicPartition: end offset}) from ListOffsets (earliest, latest)."""
+    """({TopicPartition: begin offset}, {TopicPartition: end offset}) from ListOffsets (earliest, latest).
+
+    The admin client's ListOffsets rather than a KafkaConsumer's beginning_offsets/end_offsets: kafka-python 3.0.12's
+    consumer raises KeyError when the partitions span a topic its metadata does not hold yet (a topic created since its
+    last call), where the admin client refreshes its metadata and asks again."""
     if not partitions:
         return {}, {}
     begin = admin.list_partition_offsets({tp: OffsetSpec.EARLIEST for tp in partitions})
     end = admin.list_partition_offsets({tp: OffsetSpec.LATEST for tp in partitions})
     return {tp: found.offset for tp, found in begin.items()}, {tp: found.offset for tp, found in end.items()}
+
+
+def last_stable_offsets(admin, partitions):
+    """{TopicPartition: last stable offset}: the end a read_committed consumer reads up to (no open transaction beyond)."""
+    if not partitions:
+        return {}
+    found = admin.list_partition_offsets({tp: OffsetSpec.LATEST for tp in partitions}, isolation_level=IsolationLevel.READ_COMMITTED)
+    return {tp: value.offset for tp, value in found.items()}
 
 
 def topic_report(admin, include=None, exclude=None, include_internal=False, configs="non_default", offsets=True):

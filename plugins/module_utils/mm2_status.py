@@ -29,6 +29,7 @@ from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.internal_reco
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import FlowNames
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.selection import MirrorFilter
 from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_client import kafka_connection_argument_spec
+from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_topic_report import last_stable_offsets, partition_offsets
 from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_records import Checkpoint, Heartbeat, OffsetSync
 from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_stale_state import SyncTrail, stale_state_findings
 from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_versions import FEATURES, KafkaVersion
@@ -82,7 +83,7 @@ class RecordCounter:
             return {}
         if self._consumer is None:
             self._consumer = self.connection.consumer(isolation_level="read_committed")
-        ends = self._consumer.end_offsets(sorted(starts))
+        ends = last_stable_offsets(self.connection.admin(), sorted(starts))
         for tp, start in starts.items():
             if self._counted.get(tp, (None,))[0] != start:
                 self._counted[tp] = (start, start, 0)
@@ -163,7 +164,6 @@ class FlowStatus:
         self.checkpoints_topic = self.names.checkpoints_topic
         self.remote_heartbeats = self.names.remote_heartbeats_topic
         self._followers = {}
-        self._offsets_consumers = {}
         self._target_records = RecordCounter(target) if may_write_transactions(self.names.policy.version) else None
         self.sync_trail = SyncTrail()
         self.latest_checkpoints = {}
@@ -181,12 +181,7 @@ class FlowStatus:
         return self._followers[key].new_records()
 
     def _offsets(self, side, tps):
-        if not tps:
-            return {}, {}
-        if side not in self._offsets_consumers:
-            self._offsets_consumers[side] = (self.source if side == "source" else self.target).consumer()
-        consumer = self._offsets_consumers[side]
-        return consumer.beginning_offsets(tps), consumer.end_offsets(tps)
+        return partition_offsets((self.source if side == "source" else self.target).admin(), tps)
 
     def _read_internal_topics(self, existing_source, existing_target):
         on_source = self.names.offset_syncs_location == "source"

@@ -9,6 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
+from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_client import KafkaConnection, kafka_connection_argument_spec
+from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_status import FlowStatus, flow_options
+
 from tests.support import mm2_kafka_io as kafka_io
 from tests.support.ansible_play import run_module
 from tests.support.checkout import REPO, collections_path
@@ -137,3 +141,31 @@ def test_lag_counts_records_not_yet_copied(flow):
     assert caught_up["lag_total"] == 0, caught_up.get("msg")
     stop(flow)
     assert "stopped (sandbox.mm2)" in Path(flow["log"]).read_text()
+
+
+def connection(bootstrap):
+    validated = ArgumentSpecValidator(kafka_connection_argument_spec()).validate({"bootstrap_servers": [bootstrap]})
+    return KafkaConnection(validated.validated_parameters)
+
+
+def test_a_topic_created_between_two_reads_is_measured(flow):
+    """Regression: the health wait reads a flow every poll_interval with the same clients; kafka-python 3.0.12's
+    KafkaConsumer.end_offsets raised KeyError once the partitions spanned a topic created after its first call (a remote
+    topic MirrorMaker had just created), which ended the wait with an exception."""
+    stop(flow)
+    late = "mst-late"
+    options = {"source_alias": "primary", "target_alias": "secondary", "max_lag": 0, "max_heartbeat_age": 60, "timeout": 5,
+               "poll_interval": 1, "mirrormaker_version": "3.9", "replication_policy": "default", "replication_policy_separator": ".",
+               "offset_syncs_topic_location": "source", "topics": ["mst-.*"], "topics_exclude": [], "groups": ["mst-.*"],
+               "groups_exclude": []}
+    with connection(flow["primary"]) as source, connection(flow["secondary"]) as target:
+        status = FlowStatus(source, target, flow_options(options))
+        first = status.read()
+        kafka_io.create(flow["primary"], late, 1)
+        kafka_io.produce(flow["primary"], late, 5, 1)
+        kafka_io.create(flow["secondary"], f"primary.{late}", 1)
+        second = status.read()
+    assert (late, 0) not in {(p["topic"], p["partition"]) for p in first["partitions"]}
+    measured = {(p["topic"], p["partition"]): p["lag"] for p in second["partitions"]}
+    assert measured[(late, 0)] == 5, measured
+    assert measured[(TOPIC, 0)] == {(p["topic"], p["partition"]): p["lag"] for p in first["partitions"]}[(TOPIC, 0)]

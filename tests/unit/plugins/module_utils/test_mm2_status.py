@@ -1,5 +1,7 @@
 """Lag arithmetic, health conditions and the wait loop of kafka_mirror_status (no Kafka needed)."""
 import pytest
+from kafka.protocol.consumer import OffsetSpec
+from kafka.structs import OffsetAndTimestamp
 
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import FlowNames
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.selection import MirrorFilter
@@ -180,6 +182,11 @@ class FakeAdmin:
 
     def describe_topics(self, names):
         return [{"name": n, "error_code": 0, "partitions": [{"partition_index": p} for p in range(len(self.cluster.topics[n]))]} for n in names]
+
+    def list_partition_offsets(self, specs, isolation_level=None):
+        """ListOffsets: 0 for EARLIEST, the partition's length for LATEST (no transactions here)."""
+        return {tp: OffsetAndTimestamp(0 if spec == OffsetSpec.EARLIEST else len(self.cluster.topics[tp.topic][tp.partition]), -1, None)
+                for tp, spec in specs.items()}
 
 
 class FakeCluster:

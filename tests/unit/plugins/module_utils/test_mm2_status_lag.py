@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import pytest
 from kafka import TopicPartition
+from kafka.protocol.consumer import OffsetSpec
+from kafka.structs import OffsetAndTimestamp
 
 from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_records import OffsetSync
 from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_status import (
@@ -125,6 +127,11 @@ class Cluster:
 
     def list_topics(self):
         return list(self.topics)
+
+    def list_partition_offsets(self, specs, isolation_level=None):
+        """ListOffsets: 0 for EARLIEST, the last stable offset for LATEST (no transaction is left open here)."""
+        return {tp: OffsetAndTimestamp(0 if spec == OffsetSpec.EARLIEST else self.topics[tp.topic][tp.partition].end, -1, None)
+                for tp, spec in specs.items()}
 
     def describe_topics(self, names):
         return [{"name": name, "error_code": 0, "partitions": [{"partition_index": index} for index in range(len(self.topics[name]))]}
