@@ -18,6 +18,9 @@ from mirror_validation.html_report import MARKS, render
 from mirror_validation.report import topic_entry
 from mirror_validation.topic_pairs import TopicPair
 
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import FlowNames
+from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_topic_drift import compare_flow
+
 CHROMIUM = shutil.which("chromium-headless-shell") or shutil.which("chromium")
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="needs headless Chromium: apt-get install chromium-headless-shell")
 WIDTH = 1200
@@ -79,6 +82,17 @@ def screenshot_colors(page_path, tmp_path):
     return colors
 
 
+def topic_drift_report(name, defective):
+    """kafka_mirror_topic_drift_info's result for `name`, made by the module's own rules."""
+    configs = {"cleanup.policy": "delete", "retention.ms": "604800000", "max.message.bytes": "1048588", "compression.type": "producer",
+               "min.insync.replicas": "1"}
+    source = {"partitions": 12, "replication_factor": 3, "configs": dict(configs, **{"cleanup.policy": "compact,delete"})}
+    target = {"partitions": 8 if defective else 12, "replication_factor": 1,
+              "configs": dict(configs, **({"retention.ms": "3600000", "compression.type": "zstd"} if defective else {}))}
+    flow = FlowNames("primary-kafka-cluster", "secondary-kafka-cluster")
+    return compare_flow(flow, {name: source}, {flow.remote_topic(name): target}, 3)
+
+
 def report(defective):
     """A report with long names and texts; `defective`: partition 3 of the first topic lost records at three places."""
     long_name = "customer-orders-with-a-very-long-topic-name-as-some-teams-choose-them-" * 2
@@ -92,7 +106,9 @@ def report(defective):
         samples[3] = {"missing": [1000 * 3 + 10, 1000 * 3 + 50000, 1000 * 3 + 99000]}
     topic = topic_entry(pair, counts, samples, {}, {}, {}, 0.01)
     verdict = "defects in %s: missing 3" % long_name if defective else "no defects"
-    return {"passed": not defective, "message": "1 topic(s), 12 partition(s) compared; " + verdict,
+    # The topic settings line and table, with the long names, and on the defective page an error, warnings and infos.
+    drift = topic_drift_report(long_name, defective)
+    return {"passed": not defective, "message": "1 topic(s), 12 partition(s) compared; " + verdict, "topic_drift": drift,
             "started_at": "2026-11-23T05:00:00+00:00", "duration_s": 12.5, "records_per_s": 160000, "client": "confluent-kafka",
             "spark_master": "spark://127.60.0.1:7077", "groups": [], "topics": [topic],
             "checks": {"offset_syncs": "checked (mm2-offset-syncs.secondary-kafka-cluster-with-a-long-alias.internal)" * 3,

@@ -61,11 +61,12 @@ def test_a_file_that_is_not_the_modules_result_is_refused(tmp_path):
         topic_drift.load(tmp_path / "absent.json")
 
 
-def test_the_html_summary_shows_each_difference_escaped(tmp_path):
+def test_the_html_page_has_the_drift_under_its_summary_and_each_difference_at_its_end(tmp_path):
     drift = topic_drift.load(module_result(tmp_path, {"cleanup.policy": "compact"}))
     page = render(topic_drift.attach(validation(), drift))
+    assert '<p class="verdict failed">Topic settings (primary-&gt;secondary): 1 topic(s) compared' in page
     assert "<h2>Topic settings, primary-&gt;secondary</h2>" in page
-    assert ('<tr class="defect"><td class="status">error</td><td class="name">primary.orders</td><td class="name">cleanup.policy</td>'
-            '<td>compact</td><td>delete</td>') in page
-    assert "Fix: align the remote topic with the source" in page
+    assert ('<tr class="defect"><td class="status">error</td><td class="name">primary.orders</td><td class="status">cleanup.policy</td>'
+            '<td>compact</td><td>delete</td><td class="name">the target deletes by time and size what the source keeps by key '
+            '(compact -&gt; delete): after retention.ms the target lacks keys the source still has. Fix: align the remote topic') in page
     assert "Topic settings" not in render(validation())

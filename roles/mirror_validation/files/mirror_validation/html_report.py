@@ -158,20 +158,33 @@ def _groups_section(groups):
             '<th>upstream</th><th>downstream</th><th>highest safe</th><th class="name">result</th></tr>%s</table>' % rows)
 
 
-def topic_drift_section(drift):
-    """The topic settings drift (kafka_mirror_topic_drift_info's result): its summary line, then one row per difference."""
+def topic_drift_line(drift):
+    """Under the summary table: the topic settings drift in one line (the table of differences ends the page)."""
     if not drift:
         return ""
+    return '<p class="verdict %s">Topic settings (%s): %s</p>' % ("failed" if drift["summary"]["errors"] else "passed", escape(drift["flow"]),
+                                                                escape(drift["message"]))
+
+
+def _meaning(item):
+    """A finding's message and fix, without the leading `topic -> remote topic: ` the row's columns already show."""
+    named = "%s -> %s: " % (item["topic"], item["remote_topic"])
+    message = item["message"][len(named):] if item["message"].startswith(named) else item["message"]
+    return message + "." + (" Fix: %s." % item["fix"] if item.get("fix") else "")
+
+
+def topic_drift_section(drift):
+    """The differences kafka_mirror_topic_drift_info found, one row each, with what each means and its fix."""
+    if not drift or not drift["findings"]:
+        return ""
     rows = "".join(
-        '<tr%s><td class="status">%s</td><td class="name">%s</td><td class="name">%s</td><td>%s</td><td>%s</td><td class="name">%s</td></tr>'
+        '<tr%s><td class="status">%s</td><td class="name">%s</td><td class="status">%s</td><td>%s</td><td>%s</td><td class="name">%s</td></tr>'
         % (_DRIFT_ROW.get(item["severity"], ""), escape(item["severity"]), escape(item["remote_topic"]), escape(item["check"]),
-           escape(str(item["source"])), escape(str(item["target"])), escape(item["message"] + (" Fix: %s." % item["fix"] if item.get("fix") else "")))
+           escape(str(item["source"])), escape(str(item["target"])), escape(_meaning(item)))
         for item in drift["findings"]
     )
-    table = ('<table><tr><th class="name">severity</th><th class="name">remote topic</th><th class="name">setting</th><th>source</th>'
-             '<th>target</th><th class="name">what it means</th></tr>%s</table>' % rows) if rows else ""
-    return '<h2>Topic settings, %s</h2><p class="verdict %s">%s</p>%s' % (
-        escape(drift["flow"]), "failed" if drift["summary"]["errors"] else "passed", escape(drift["message"]), table)
+    return ('<h2>Topic settings, %s</h2><table><tr><th class="name">severity</th><th class="name">remote topic</th><th class="name">setting</th>'
+            '<th>source</th><th>target</th><th class="name">what it means</th></tr>%s</table>' % (escape(drift["flow"]), rows))
 
 
 def _facts(report):
@@ -185,8 +198,8 @@ def render(report):
     verdict = "passed" if report["passed"] else "failed"
     sections = "".join(_topic_section(topic) for topic in report["topics"])
     strips = _legend() if any(topic["partitions"] for topic in report["topics"]) else ""
-    summary = summary_table(report) + topic_drift_section(report.get("topic_drift"))
+    drift = report.get("topic_drift")
     return ('<!DOCTYPE html><html><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">'
-            '<title>Mirror validation: %s</title><style>%s</style></head><body><h1>Mirror validation</h1><p class="verdict %s">%s</p>%s%s%s%s%s'
-            '</body></html>' % (verdict, _STYLE, verdict, escape(report["message"]), summary, _facts(report), strips, sections,
-                                _groups_section(report.get("groups", []))))
+            '<title>Mirror validation: %s</title><style>%s</style></head><body><h1>Mirror validation</h1><p class="verdict %s">%s</p>%s%s%s%s%s%s'
+            '</body></html>' % (verdict, _STYLE, verdict, escape(report["message"]), summary_table(report) + topic_drift_line(drift), _facts(report),
+                                strips, sections, _groups_section(report.get("groups", [])), topic_drift_section(drift)))
