@@ -117,6 +117,19 @@ def test_preflight_probes_each_cluster_with_its_whole_connection(lab):
     assert arrived(probes[ALIASES["secondary"]], SECONDARY_CONNECTION) == {}
 
 
+def test_preflight_reads_mirrormaker_state_with_both_connections(lab):
+    # The probes' results of two clusters that answered (the recorder stops the role at the probes themselves).
+    probes = [{"item": {"alias": ALIASES[side], "host": host}, "failed": False, "bootstrap_reachable": True, "skipped": [],
+               "brokers": [{"node_id": 1, "usable": True}]} for side, host in (("primary", "wn0-primar"), ("secondary", "wn0-second"))]
+    calls, play = run_role(lab, "preflight stale state", "preflight", "stale_state", __preflight_cluster_info={"results": probes})
+    [call] = calls or [None]
+    assert call and call["module"] == "kafka_mirror_status", play.stdout[-3000:]
+    assert (call["args"]["source_alias"], call["args"]["target_alias"]) == (ALIASES["primary"], ALIASES["secondary"])
+    assert call["args"]["mirrormaker_version"] == "3.9"
+    assert arrived(call["args"], SECONDARY_CONNECTION) == {}
+    assert arrived(call["args"]["source"], PRIMARY_CONNECTION) == {}
+
+
 def test_kafka_topics_gives_the_target_and_the_copy_source_their_connections(lab):
     calls, play = run_role(lab, "kafka_topics", "kafka_topics", kafka_topics_copy_from_source=True,
                            kafka_topics_copy_rename_prefix=ALIASES["primary"] + ".")
