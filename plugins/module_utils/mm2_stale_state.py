@@ -64,7 +64,7 @@ def _delete_fix(topic, cluster, after):
             "again: %s" % (topic, cluster, cluster, topic, after))
 
 
-def _syncs_findings(names, trail, source_topics, target_ends):
+def _syncs_findings(names, trail, source_topics, target_ends, version):
     on_cluster = names.source_alias if names.offset_syncs_location == "source" else names.target_alias
     beyond, recreated, gone_source, gone_remote = [], [], [], []
     for (topic, partition), (upstream, downstream) in sorted(trail.latest.items()):
@@ -92,11 +92,14 @@ def _syncs_findings(names, trail, source_topics, target_ends):
             _delete_fix(topic, on_cluster, restart + "; the records copied to the old topic are in the new one only if MirrorMaker "
                         "copies them again (mirror_validation lists the missing ones)")))
     if recreated:
+        # Before 3.4.1 OffsetSyncStore keeps only the latest sync and translates nothing below it.
+        below = ("MirrorMaker %s translates no group offset below it" % (version,) if version is not None and version < BOUNDED_HISTORY_SINCE
+                 else "until MirrorMaker restarts it translates group offsets below it with the old topic's syncs")
         findings.append(finding(
             WARNING, SYNCS_CHECK, on_cluster,
             "%s on %s shows remote topics recreated while MirrorMaker ran (the target offset went back while the source offset went "
-            "on): %s; the records before the second sync's source offset were copied to the old topic only, and until MirrorMaker "
-            "restarts it translates group offsets below it with the old topic's syncs" % (topic, on_cluster, _listed(recreated)),
+            "on): %s; the records before the second sync's source offset were copied to the old topic only, and %s"
+            % (topic, on_cluster, _listed(recreated), below),
             _delete_fix(topic, on_cluster, restart)))
     if gone_source or gone_remote:
         parts = (["topics that no longer exist on %s: %s" % (names.source_alias, _listed(gone_source))] if gone_source else []) + \
@@ -176,5 +179,5 @@ def stale_state_findings(mirror_filter, trail, checkpoints, source_topics, targe
     version: the KafkaVersion running MirrorMaker (None: the newest rules).
     """
     source_topics = set(source_topics)
-    return (_syncs_findings(mirror_filter.names, trail, source_topics, target_ends)
+    return (_syncs_findings(mirror_filter.names, trail, source_topics, target_ends, version)
             + _checkpoints_findings(mirror_filter, trail, checkpoints, source_topics, target_ends, version))

@@ -83,6 +83,10 @@ def test_recreated_while_mirrormaker_ran():
     assert "orders[0]: sync 200 -> 200, then 201 -> 0" in found[0]["message"]
     assert "group app primary.orders[0]: checkpoint 150 -> 101, but the recreated topic starts with sync 201 -> 0" in found[1]["message"]
     assert "late" not in found[1]["message"]
+    assert found[0]["message"].endswith("until MirrorMaker restarts it translates group offsets below it with the old topic's syncs")
+    # Before 3.4.1 only the latest sync is kept: nothing below it is translated (and the old checkpoint is still stale).
+    older = findings(trail, [before], ends={("primary.orders", 0): 200}, running="3.3.2")
+    assert older[0]["message"].endswith("MirrorMaker 3.3.2 translates no group offset below it") and older[1]["severity"] == "error"
 
 
 def test_a_source_offset_going_back_is_a_new_copy_not_a_recreation():
