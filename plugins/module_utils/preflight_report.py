@@ -144,8 +144,9 @@ def stale_state_flows(cluster_results, flows, engine="mm2"):
             skipped.append("the offset syncs and checkpoints of flow %s were not read (%s)" % (name, "; ".join(reasons)))
             continue
         entry = dict(source=flow["source"], target=flow["target"], source_host=clusters[flow["source"]]["item"]["host"],
-                     target_host=clusters[flow["target"]]["item"]["host"], topics=flow.get("topics") or [".*"],
-                     groups=flow.get("groups") or [".*"])
+                     target_host=clusters[flow["target"]]["item"]["host"])
+        # As the mirrormaker2 role reads them: unset means every topic and group, an empty list none.
+        entry.update(topics=flow.get("topics", [".*"]), groups=flow.get("groups", [".*"]))
         entry.update((key, flow[key]) for key in ("topics_exclude", "groups_exclude") if flow.get(key) is not None)
         chosen.append(entry)
     return dict(flows=chosen, skipped=skipped)

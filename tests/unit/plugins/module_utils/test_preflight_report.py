@@ -122,6 +122,7 @@ def test_stale_state_is_read_only_for_flows_whose_clusters_answered():
         "the offset syncs and checkpoints of flow primary->quaternary were not read (cluster quaternary is not among the "
         "preflight's clusters)"]
     assert stale_state_flows(probes, flows, "mm1") == {"flows": [], "skipped": []}
+    assert stale_state_flows(probes, [{"source": "primary", "target": "secondary", "topics": []}])["flows"][0]["topics"] == []
     assert plugin.preflight_stale_state_flows([_probe("primary", "p0", failed=True), _probe("secondary", "s0", reachable=False)],
                                               flows[:1])["skipped"] == [
         "the offset syncs and checkpoints of flow primary->secondary were not read (cluster primary: its probe failed; "
