@@ -162,8 +162,8 @@ def topic_drift_line(drift):
     """Under the summary table: the topic settings drift in one line (the table of differences ends the page)."""
     if not drift:
         return ""
-    return '<p class="verdict %s">Topic settings (%s): %s</p>' % ("failed" if drift["summary"]["errors"] else "passed", escape(drift["flow"]),
-                                                                escape(drift["message"]))
+    verdict = "failed" if drift["summary"]["errors"] else "passed"
+    return '<p class="verdict %s">Topic settings (%s): %s</p>' % (verdict, escape(drift["flow"]), escape(drift["message"]))
 
 
 def _meaning(item):
