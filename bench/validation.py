@@ -302,5 +302,6 @@ def print_table(results, provider):
         print("  ".join(cell.rjust(width) for cell, width in zip(line, widths)))
     print("largest size on %s: %s" % (provider, LARGEST[provider]))
 
+
 if __name__ == "__main__":
     main()

@@ -1,5 +1,5 @@
 """Fixtures for the validation job on the sandbox (SANDBOX_NET, e.g. 50): small broken-on-purpose mirrors
-built by mirror_copy, and one in-process local Spark session shared by the session's job runs."""
+built by mirror_copy, and one in-process local SparkContext shared by the session's job runs."""
 from __future__ import annotations
 
 import json
@@ -42,10 +42,10 @@ def mirrors(sandbox):
 def spark():
     from mirror_validation.cli import ship_package
 
-    session = local_spark("mirror-validation-integration")
-    ship_package(session)  # the executors' Python workers import the package from the shipped zip
-    yield session
-    session.stop()
+    context = local_spark("mirror-validation-integration")
+    ship_package(context)  # the executors' Python workers import the package from the shipped zip
+    yield context
+    context.stop()
 
 
 @pytest.fixture(scope="session")
@@ -56,7 +56,7 @@ def run_job(sandbox, spark, tmp_path_factory):
     def run(topics_regex, *extra):
         out = tmp_path_factory.mktemp("report")
         code = main(job_arguments(sandbox, topics_regex, "--report", str(out / "report.json"), "--html", str(out / "report.html"), *extra),
-                    spark=spark)
+                    context=spark)
         return code, json.loads((out / "report.json").read_text())
 
     return run

@@ -1,4 +1,4 @@
-"""Unit tests of the validation job: the Spark tests share one local[2] session for the whole run (one JVM)."""
+"""Unit tests of the validation job: the Spark tests share one local[2] SparkContext for the whole run (one JVM)."""
 from __future__ import annotations
 
 import pytest
@@ -10,7 +10,7 @@ from tests.support.job_env import local_spark
 def spark():
     from mirror_validation.cli import ship_package  # pylint: disable=import-outside-toplevel
 
-    session = local_spark("mirror-validation-unit")
-    ship_package(session)  # the Python workers import the package from the shipped zip
-    yield session
-    session.stop()
+    context = local_spark("mirror-validation-unit")
+    ship_package(context)  # the Python workers import the package from the shipped zip
+    yield context
+    context.stop()

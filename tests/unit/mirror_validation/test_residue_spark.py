@@ -27,4 +27,4 @@ def test_the_residue_settles_in_spark_as_on_a_list(spark):
     expected = _settle(residue, summaries, pair, 10)
     bounds_of = {key: (summary["first_matched_source"], summary["first_matched_target"], summary["last_matched_source"],
                        pair.source_offsets[key[1]][0], pair.target_offsets[key[1]][0], False) for key, summary in summaries.items()}
-    assert settle(spark.sparkContext.parallelize(residue, 3), bounds_of, 10, 2) == expected
+    assert settle(spark.parallelize(residue, 3), bounds_of, 10, 2) == expected

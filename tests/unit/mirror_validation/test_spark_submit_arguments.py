@@ -41,6 +41,9 @@ YARN = {"mirror_validation_spark_master": "yarn", "mirror_validation_spark_queue
         "mirror_validation_spark_principal": "mirror@EXAMPLE.COM", "mirror_validation_spark_keytab": "/etc/security/keytabs/mirror.keytab",
         "mirror_validation_executor_python": EXECUTOR_PYTHON,
         "mirror_validation_spark_conf": {"spark.executor.instances": 4, "spark.yarn.tags": TAGS}}
+# host: its settings; the UI of a local job is off unless the settings turn it on
+LOCAL = {"local": {"mirror_validation_spark_master": "local[*]"},
+         "local-with-ui": {"mirror_validation_spark_master": "local[2]", "mirror_validation_spark_conf": {"spark.ui.enabled": "true"}}}
 # host: (its settings, what the failure message must name)
 REFUSED = {
     "queue-without-yarn": ({"mirror_validation_spark_master": "spark://master:7077", "mirror_validation_spark_queue": "mirror-checks"},
@@ -58,7 +61,7 @@ def role_run(tmp_path_factory):
     spark_submit.write_text(RECORDING_SPARK_SUBMIT % sys.executable)
     spark_submit.chmod(0o755)
     local = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable}
-    hosts = {"yarn": YARN, **{host: settings for host, (settings, _named) in REFUSED.items()}}
+    hosts = {"yarn": YARN, **LOCAL, **{host: settings for host, (settings, _named) in REFUSED.items()}}
     work = {host: root / host for host in hosts}
     inventory = {"all": {"children": {
         "primary_kafka": {"hosts": {"source": dict(local, kafka_bootstrap_servers="127.0.0.1:9", kafka_cluster_alias="primary")}},
@@ -97,3 +100,12 @@ def test_refused_spark_settings_fail_before_anything_is_copied_or_run(role_run, 
     result = play.task(SPARK_CHECK, host)
     assert result["failed"] and "nothing ran" in result["msg"] and REFUSED[host][1] in result["msg"]
     assert not work[host].exists()
+
+
+@pytest.mark.parametrize("host, conf", [("local", ["spark.ui.enabled=false"]), ("local-with-ui", ["spark.ui.enabled=true"])])
+def test_a_local_job_starts_without_its_web_ui_unless_asked(role_run, host, conf):
+    play, work = role_run
+    assert play.stats[host]["failures"] == 0, play.stdout[-3000:]
+    argv = json.loads((work[host] / "reports" / "spark-submit.json").read_text())["argv"]
+    assert argv[:4] == ["--master", LOCAL[host]["mirror_validation_spark_master"], "--deploy-mode", "client"]
+    assert [argv[index + 1] for index, item in enumerate(argv) if item == "--conf"] == conf

@@ -26,8 +26,24 @@ def partitions_behind(pairs, target_offsets, latest_syncs):
     return behind
 
 
+def at_snapshot(pairs, target_offsets, latest_syncs):
+    """Whether MM2's offset syncs put every target partition exactly at the source snapshot: each source partition has a
+    sync (u -> d) and its target end is d + (e - u), neither short of it nor beyond (duplicates, records copied after
+    the snapshot), and the target has no records in partitions the source lacks. The target read up to these ends is
+    then the snapshot's copy, whatever MM2 copies after it: there is nothing to wait for."""
+    for pair in pairs:
+        targets = target_offsets.get(pair.index, {})
+        for partition, (_begin, source_end) in pair.source_offsets.items():
+            sync = latest_syncs.get((pair.index, partition))
+            if sync is None or partition not in targets or targets[partition][1] != sync[1] + (source_end - sync[0]):
+                return False
+        if any(end > begin for partition, (begin, end) in targets.items() if partition not in pair.source_offsets):
+            return False
+    return True
+
+
 def wait_for_target(read_target_offsets, pairs, latest_syncs, timeout_s, interval_s, clock=time.monotonic, sleep=time.sleep):
-    """Poll the target end offsets until they stop moving and no partition is behind.
+    """Poll the target end offsets until they stop moving and no partition is behind (at once when at_snapshot).
 
     `read_target_offsets()` returns {pair index: {partition: (begin, end)}}. Returns (last poll,
     partitions still behind). At the timeout, a target that stopped moving short of the snapshot is
@@ -36,6 +52,8 @@ def wait_for_target(read_target_offsets, pairs, latest_syncs, timeout_s, interva
     """
     deadline = clock() + timeout_s
     previous = read_target_offsets()
+    if at_snapshot(pairs, previous, latest_syncs):
+        return previous, []
     while True:
         sleep(interval_s)
         current = read_target_offsets()

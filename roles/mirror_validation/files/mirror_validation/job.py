@@ -24,9 +24,6 @@ from .spark_io import RESIDUE, SUMMARY, ReadSettings, compare_partitions
 from .topic_pairs import keeps_create_time, pair_topics, snapshot_source
 
 _NO_PAIR = -1  # slices of MM2's internal topics belong to no validated pair
-# Rows per shuffle partition when spark.sql.shuffle.partitions was not set: Spark's default of 200 turns every
-# step of a small validation into 200 tasks, which cost minutes on two cores for 64k records.
-SHUFFLE_PARTITION_RECORDS = 1000000
 
 
 @dataclass
@@ -65,7 +62,7 @@ class _Run:
 
     def __init__(self, options):
         self.started_at = datetime.now(timezone.utc)
-        self.spark = None  # given by run(): the steps before compare() need no Spark
+        self.context = None  # the SparkContext, given by run(): the steps before compare() need no Spark
         self.error = None
         self.options = options
         self.settings = ReadSettings({SOURCE: options.source, TARGET: options.target}, options.client, options.read_timeout_s)
@@ -147,8 +144,7 @@ class _Run:
                                 [row["upstream"] for row in checkpoints if (row["pair"], row["partition"]) == (pair.index, partition)])
                  for pair in live for partition in sorted(set(pair.source_offsets) | set(pair.target_offsets))]
         offsets = sum(work_size(work) for work in works)
-        parallelism = self.spark.sparkContext.defaultParallelism
-        self._size_shuffles(offsets, parallelism)
+        parallelism = self.context.defaultParallelism
         # Enough tasks to keep every core busy, however small the mirror.
         budget = min(self._task_budget(), max(1, -(-offsets // parallelism)))
         started = time.monotonic()
@@ -185,7 +181,7 @@ class _Run:
 
     def _compare_works(self, works, budget, window):
         """Read and compare `works` in Spark tasks: ({(pair, partition): summary}, residue RDD, the cached results)."""
-        results = compare_partitions(self.spark, self.settings, pack(works, budget), window,
+        results = compare_partitions(self.context, self.settings, pack(works, budget), window,
                                      self.options.sample_limit).persist(StorageLevel.MEMORY_AND_DISK)
         summaries = {(summary["pair"], summary["partition"]): summary
                      for summary in results.filter(lambda item: item[0] == SUMMARY).map(lambda item: item[1]).collect()}
@@ -198,14 +194,6 @@ class _Run:
                            bounds[key][0], bounds[key][2], bounds[key][4])
                      for key, summary in summaries.items()}
         return settle(residue, bounds_of, self.options.sample_limit, parallelism)
-
-    def _size_shuffles(self, offsets, parallelism):
-        if self.spark.sparkContext.getConf().contains("spark.sql.shuffle.partitions"):
-            self.checks["shuffle_partitions"] = "%s (set by the Spark configuration)" % self.spark.conf.get("spark.sql.shuffle.partitions")
-            return
-        partitions = max(parallelism, offsets // SHUFFLE_PARTITION_RECORDS)
-        self.spark.conf.set("spark.sql.shuffle.partitions", str(partitions))
-        self.checks["shuffle_partitions"] = "%d (one per %d records, at least one per core)" % (partitions, SHUFFLE_PARTITION_RECORDS)
 
     def _entries(self, counts, samples, misplaced, anchors, checkpoint_rows):
         names = {pair.index: pair for pair in self.pairs}
@@ -296,7 +284,7 @@ def prepare(options):
     return state
 
 
-def run(spark, options, prepared=None):
+def run(context, options, prepared=None):
     """Validate the mirror and return the report dict (report["exit_code"] is the process exit code).
 
     `prepared`: a future of prepare(options) started earlier, else it runs here. duration_s and records_per_s count
@@ -304,7 +292,7 @@ def run(spark, options, prepared=None):
     """
     clock = time.monotonic()
     state = prepare(options) if prepared is None else prepared.result()
-    state.spark = spark
+    state.context = context
     topics, groups, error = [], [], state.error
     if error is None:
         try:
@@ -329,7 +317,7 @@ def run(spark, options, prepared=None):
         "records_read": records,
         "records_per_s": int(records / duration) if duration > 0 else 0,
         "client": resolve_client(options.client),
-        "spark_master": spark.sparkContext.master,
+        "spark_master": context.master,
         "source_bootstrap": options.source.bootstrap_servers,
         "target_bootstrap": options.target.bootstrap_servers,
         "thresholds": {"max_duplicate_ratio": options.max_duplicate_ratio},

@@ -98,9 +98,20 @@ class ConfluentReader(_Reader):
             "fetch.wait.max.ms": 100,
         })
         self._consumer = Consumer(config)
+        self._known_topics = set()
 
     def close(self):
         self._consumer.close()
+
+    def _know(self, topics):
+        """Look the `topics` up before assigning their partitions: librdkafka would wait about a second for a topic's
+        metadata at its first assignment (measured on the sandbox: 0.99 s per topic, 0.005 s once known)."""
+        for topic in sorted(set(topics) - self._known_topics):
+            try:
+                self._consumer.list_topics(topic=topic, timeout=self.timeout_s)
+            except Exception as error:  # librdkafka raises KafkaException with a transport error
+                raise self._unavailable("looking up %s" % topic, error) from error
+            self._known_topics.add(topic)
 
     def topics(self):
         """{topic: partition count} of every topic the cluster lists."""
@@ -169,6 +180,7 @@ class ConfluentReader(_Reader):
             del open_ranges[key]
             self._consumer.pause([TopicPartition(*key)])  # stop fetching what lies beyond the range
 
+        self._know(part.topic for part in wave)
         assigned = [TopicPartition(part.topic, part.partition, part.start) for part in wave]
         self._consumer.assign(assigned)
         self._consumer.resume(assigned)  # librdkafka keeps a partition paused across unassign/assign
@@ -186,8 +198,10 @@ class ConfluentReader(_Reader):
                         raise self._stalled(part.topic, part.partition, positions[key], part.end)
                     continue
                 last_progress = time.monotonic()
-                records = [message for message in messages if message.error() is None]
-                ended = [] if len(records) == len(messages) else self._ended(messages)
+                if any(map(Message.error, messages)):  # a loop in C: events are rare
+                    records, ended = [message for message in messages if message.error() is None], self._ended(messages)
+                else:
+                    records, ended = messages, []
                 if len(wave) == 1:  # one partition, the comparison's case: no grouping
                     groups = {(wave[0].topic, wave[0].partition): records}
                 else:

@@ -175,10 +175,10 @@ def compare_works(readers, works, window, sample_limit):
             yield RESIDUE, (source.pair, source.partition, side, offset, fp, seen)
 
 
-def compare_partitions(spark, settings, tasks, window, sample_limit):
+def compare_partitions(context, settings, tasks, window, sample_limit):
     """RDD of (SUMMARY, summary) and (RESIDUE, row): one Spark task per entry of `tasks` (lists of PartitionWork, see slices.pack)."""
     def task(entries):
         with _TaskReaders(settings) as readers:
             yield from compare_works(readers, [work for entry in entries for work in entry], window, sample_limit)
 
-    return spark.sparkContext.parallelize(tasks, max(len(tasks), 1)).mapPartitions(task)
+    return context.parallelize(tasks, max(len(tasks), 1)).mapPartitions(task)
