@@ -14,6 +14,7 @@ from ansible_collections.kafkaops.mirror.plugins.filter import mm2_names as plug
 from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_topic_copy import target_name
 
 PLAYBOOK = Path(__file__).resolve().parents[4] / "playbooks" / "mirror.yml"
+ROLE_DEFAULTS = yaml.safe_load((PLAYBOOK.parents[1] / "roles" / "kafka_topics" / "defaults" / "main.yml").read_text())
 
 
 def test_default_exclude_is_mm2s_topics_exclude_default():
@@ -65,7 +66,7 @@ def test_mirror_playbook_pre_creates_under_mm2s_names(variables, exclude, names)
     variables = dict(variables, hostvars={"p0": {"kafka_cluster_alias": "primary"}}, groups={"primary_kafka": ["p0"]})
     assert _render(stage["kafka_topics_copy_exclude"], variables) == exclude
     assert "kafka_topics_copy_rename_prefix" not in stage
-    rules = {"source_alias": _render(stage["kafka_topics_copy_source_alias"], variables),
-             "replication_policy": _render(stage["kafka_topics_copy_replication_policy"], variables),
-             "replication_policy_separator": _render(stage["kafka_topics_copy_replication_policy_separator"], variables)}
+    rules = {"source_alias": _render(ROLE_DEFAULTS["kafka_topics_mirror_source_alias"], dict(variables, kafka_topics_source_group="primary_kafka")),
+             "replication_policy": _render(stage["kafka_topics_mirror_replication_policy"], variables),
+             "replication_policy_separator": _render(stage["kafka_topics_mirror_replication_policy_separator"], variables)}
     assert sorted(target_name(topic, rules) for topic in ("orders", "app-heartbeats")) == names
