@@ -66,9 +66,10 @@ def collection_tree() -> Path:
 # lane is free. Two lanes on the 2-core CI machine: a third would only make the CPU-bound stages wait for a core.
 LANES = int(os.environ.get("SUITE_LANES", "2"))
 QUEUE = ("integration", "molecule", "units", "sanity", "lint")
-# pytest-xdist workers for the integration tests: each waits on its own sandbox most of the time, so more workers
-# than the machine's 2 cores pay off; worker K uses nets SANDBOX_NET + 2K and + 2K + 1.
-INTEGRATION_WORKERS = int(os.environ.get("INTEGRATION_WORKERS", "3"))
+# pytest-xdist workers for the integration tests: each waits on its own sandbox most of the time (health waits, refresh
+# intervals, Spark start), so more workers than the machine's 2 cores pay off, the more so once the other lane has
+# finished its stages. Worker K uses nets SANDBOX_NET + 2K and + 2K + 1.
+INTEGRATION_WORKERS = int(os.environ.get("INTEGRATION_WORKERS", "4"))
 # The integration files that take longest (each whole mirror.yml runs or Spark cluster), longest first: handed out first,
 # so that none of them starts last and holds the stage up alone. The other files follow in path order. Only the order
 # depends on this list: a missing or stale entry costs time, never a test.
