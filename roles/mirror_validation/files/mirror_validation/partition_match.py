@@ -8,7 +8,10 @@ source; copies beyond the source's count are duplicates). Matching first-in firs
 whatever order the two sides are read, pairs exactly those copies, so a partition is classified as a whole
 while only the records still waiting for their counterpart are held.
 
-The wait is bounded: a record without a counterpart among the next `window` records of its side leaves the
+Runs of records equal on both sides, a healthy mirror's case, are matched in one step (match_run) without
+waiting; records are fed one by one where the sides part.
+
+The wait is bounded: when more than `window` records of a side wait for a counterpart, the oldest leaves the
 task as residue, and so does every later copy of its fingerprint (the copies matched before it are the first
 ones, as in a whole-partition match). Every record that ends without a counterpart leaves as residue too,
 unclassified: whether it is missing, pending, expired, a duplicate or unexpected depends on where the

@@ -1,4 +1,4 @@
-"""Spark stages that touch Kafka: every record is read, fingerprinted and compared inside a Spark task.
+"""Spark stages that touch Kafka: every record is read and compared inside a Spark task, and fingerprinted where needed.
 
 Only per-partition summaries and the records left without a counterpart (the residue) leave the tasks.
 """
