@@ -34,10 +34,11 @@ from sandbox import api, nodes
 from sandbox.mm2 import release
 from tests.support import mm2_kafka_io as kafka_io
 from tests.support.ansible_play import run_playbook
+from tests.support.checkout import REPO
 
 pytestmark = pytest.mark.integration
 
-MIRROR = Path(__file__).resolve().parents[3] / "playbooks" / "mirror.yml"
+MIRROR = REPO / "playbooks" / "mirror.yml"
 ROLE_ONLY = Path(__file__).resolve().parent / "deploy.yml"
 INTERPRETER_SET = "kafkaops.mirror.mirror_host : Run the later plays' modules on this host with the virtualenv's Python"
 HDINSIGHT_5_KAFKA = "2.4.1"

@@ -17,6 +17,7 @@ import yaml
 from sandbox import nodes
 from tests.support import mm2_kafka_io as kafka_io
 from tests.support.ansible_play import run_module, run_playbook
+from tests.support.checkout import REPO
 
 pytestmark = pytest.mark.integration
 
@@ -26,7 +27,7 @@ INTERPRETER_SET = "kafkaops.mirror.mirror_host : Run the later plays' modules on
 PROGRAM = "kafka-mirrormaker2"
 SECRET = "S3cr3t-jaas-value-do-not-print"
 TRUSTSTORE_SECRET = "truststore-pw-do-not-print"
-ROLE_DEFAULTS = yaml.safe_load((HERE.parents[2] / "roles" / "mirrormaker2" / "defaults" / "main.yml").read_text())
+ROLE_DEFAULTS = yaml.safe_load((REPO / "roles" / "mirrormaker2" / "defaults" / "main.yml").read_text())
 
 
 class Mirror:
@@ -345,7 +346,7 @@ def test_systemd_unit_passes_systemd_analyze(tmp_path):
     script = home / "bin" / "connect-mirror-maker.sh"
     script.write_text("#!/bin/sh\nexit 0\n")
     script.chmod(0o755)
-    role = HERE.parents[2] / "roles" / "mirrormaker2"
+    role = REPO / "roles" / "mirrormaker2"
     play = [{
         "name": "Render the unit",
         "hosts": "localhost",

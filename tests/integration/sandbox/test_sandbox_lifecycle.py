@@ -16,9 +16,9 @@ import yaml
 
 from sandbox import api, processes, probes
 from sandbox.inventory import control_path_dir
+from tests.support.checkout import REPO
 
 pytestmark = pytest.mark.integration
-REPO = Path(__file__).resolve().parents[3]
 # Host nodes (ssh node mode, as root) start six inits of their own: 2.3 s on an idle machine (1.2 s without), 17-24 s
 # at a load average of 30 on 2 cores (4.5 s without); the limit catches a hang or a regression, not load.
 STARTUP_LIMIT_S = 30.0 if os.geteuid() == 0 else 10.0

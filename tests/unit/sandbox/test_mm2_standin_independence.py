@@ -4,9 +4,10 @@
 """The sandbox shares only MirrorMaker 2's record codec with the collection: any other import of the collection's code
 would let a rule both get wrong pass unseen (the lab would grade itself)."""
 import ast
-from pathlib import Path
 
-SANDBOX = Path(__file__).resolve().parents[3] / "sandbox"
+from tests.support.checkout import REPO
+
+SANDBOX = REPO / "sandbox"
 CODEC = ("ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_records", {"Checkpoint", "Heartbeat", "OffsetSync"})
 
 

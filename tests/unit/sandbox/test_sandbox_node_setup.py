@@ -12,8 +12,7 @@ import pytest
 
 from sandbox import kafka_home, nodes, wheelhouse
 from sandbox.providers import ApacheProvider, NoidaProvider
-
-REPO = Path(__file__).resolve().parents[3]
+from tests.support.checkout import REPO
 
 
 def test_without_root_the_mode_is_local_and_ssh_is_refused(monkeypatch):

@@ -3,7 +3,6 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Filters mm2_topics_exclude and mm2_remote_prefix, and playbooks/mirror.yml's pre-creation stage (its expressions rendered)."""
 import re
-from pathlib import Path
 
 import jinja2
 import pytest
@@ -12,9 +11,10 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.kafkaops.mirror.plugins.filter import mm2_names as plugin
 from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_topic_copy import target_name
+from tests.support.checkout import REPO
 
-PLAYBOOK = Path(__file__).resolve().parents[4] / "playbooks" / "mirror.yml"
-ROLE_DEFAULTS = yaml.safe_load((PLAYBOOK.parents[1] / "roles" / "kafka_topics" / "defaults" / "main.yml").read_text())
+PLAYBOOK = REPO / "playbooks" / "mirror.yml"
+ROLE_DEFAULTS = yaml.safe_load((REPO / "roles" / "kafka_topics" / "defaults" / "main.yml").read_text())
 
 
 def test_default_exclude_is_mm2s_topics_exclude_default():

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import os
 import subprocess
-from pathlib import Path
 
 import jinja2
 import pytest
 
 from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_listeners import ListenersError, bound_to_all_interfaces, checked, parse
+from tests.support.checkout import REPO
 
-SNIPPET = Path(__file__).resolve().parents[4] / "roles" / "ambari_kafka" / "templates" / "ip_advertising.sh.j2"
+SNIPPET = REPO / "roles" / "ambari_kafka" / "templates" / "ip_advertising.sh.j2"
 
 
 @pytest.mark.parametrize(

@@ -5,11 +5,11 @@
 import ast
 import importlib.util
 import runpy
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[4]
-GENERATOR = ROOT / "scripts" / "vendor_mm2_naming.py"
-VENDORED = ROOT / "roles" / "mirror_validation" / "files" / "mirror_validation" / "naming.py"
+from tests.support.checkout import REPO
+
+GENERATOR = REPO / "scripts" / "vendor_mm2_naming.py"
+VENDORED = REPO / "roles" / "mirror_validation" / "files" / "mirror_validation" / "naming.py"
 
 
 def test_vendored_naming_is_what_the_generator_writes_from_the_vocabulary():

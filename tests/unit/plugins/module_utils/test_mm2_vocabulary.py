@@ -21,6 +21,7 @@ from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.patterns impo
 )
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.selection import MirrorFilter, validated_topics
 from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_records import OffsetSync
+from tests.support.checkout import REPO
 
 V2_4_1, V3_0, V3_1, V3_5_1, V3_5_2 = (2, 4, 1), (3, 0, 0), (3, 1, 0), (3, 5, 1), (3, 5, 2)
 
@@ -307,21 +308,19 @@ def test_validated_topics_are_the_replicated_data_topics_the_validation_selects(
 def _declared_choices():
     """(where, option, choices) of every replication-policy and offset-syncs-location option the collection declares in YAML."""
     import ast
-    from pathlib import Path
 
     import yaml
 
-    root = Path(__file__).resolve().parents[4]
     found = []
-    for spec_file in sorted(root.glob("roles/*/meta/argument_specs.yml")):
+    for spec_file in sorted(REPO.glob("roles/*/meta/argument_specs.yml")):
         for entry in (yaml.safe_load(spec_file.read_text())["argument_specs"] or {}).values():
             for name, option in (entry.get("options") or {}).items():
-                found.append((str(spec_file.relative_to(root)), name, option.get("choices")))
-    for module in sorted(root.glob("plugins/modules/*.py")):
+                found.append((str(spec_file.relative_to(REPO)), name, option.get("choices")))
+    for module in sorted(REPO.glob("plugins/modules/*.py")):
         for node in ast.parse(module.read_text()).body:
             if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", None) == "DOCUMENTATION":
                 options = yaml.safe_load(node.value.value).get("options") or {}
-                found.extend((str(module.relative_to(root)), name, option.get("choices")) for name, option in options.items())
+                found.extend((str(module.relative_to(REPO)), name, option.get("choices")) for name, option in options.items())
     return found
 
 
@@ -344,20 +343,18 @@ def test_roles_that_follow_the_mirrormaker2_settings_fall_back_to_its_defaults()
     """failover, mirror_validation and preflight take MirrorMaker 2's naming and sizing from the mirrormaker2_* settings; when
     those are unset their fallback must be what the mirrormaker2 role itself would use, never a second opinion."""
     import re
-    from pathlib import Path
 
     import yaml
 
-    root = Path(__file__).resolve().parents[4]
-    mm2_defaults = yaml.safe_load((root / "roles/mirrormaker2/defaults/main.yml").read_text())
+    mm2_defaults = yaml.safe_load((REPO / "roles/mirrormaker2/defaults/main.yml").read_text())
     follow = re.compile(r"(mirrormaker2_[a-z0-9_]+) \| default\(('[^']*'|\d+)\)")
     checked = 0
-    for defaults_file in sorted(root.glob("roles/*/defaults/main.yml")) + sorted(root.glob("roles/*/meta/argument_specs.yml")):
+    for defaults_file in sorted(REPO.glob("roles/*/defaults/main.yml")) + sorted(REPO.glob("roles/*/meta/argument_specs.yml")):
         if defaults_file.parts[-3] == "mirrormaker2":
             continue
         for variable, fallback in follow.findall(defaults_file.read_text()):
             if variable not in mm2_defaults:
                 continue
-            assert str(mm2_defaults[variable]) == fallback.strip("'"), (str(defaults_file.relative_to(root)), variable, fallback)
+            assert str(mm2_defaults[variable]) == fallback.strip("'"), (str(defaults_file.relative_to(REPO)), variable, fallback)
             checked += 1
     assert checked >= 10
