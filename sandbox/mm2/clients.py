@@ -50,6 +50,13 @@ class ClusterClients:
             self._producer = KafkaProducer(acks="all", linger_ms=5, retries=5, max_in_flight_requests_per_connection=1, **self.options)
         return self._producer
 
+    def new_producer(self):
+        """The shared producer again, after dropping one stuck on a partition (its unsent batches are discarded)."""
+        if self._producer is not None:
+            self._producer.close(timeout=0)
+            self._producer = None
+        return self.producer()
+
     def consumer(self):
         """A group-less consumer (partitions are assigned, never subscribed: no group coordination)."""
         consumer = KafkaConsumer(enable_auto_commit=False, group_id=None, auto_offset_reset="earliest",

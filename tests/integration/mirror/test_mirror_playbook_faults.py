@@ -77,8 +77,10 @@ def test_secondary_ambari_down_stops_at_ambari_kafka(lab, kafka_admin):
     failure = failed_task(play)
     assert failure["action"] == "kafkaops.mirror.ambari_config"
     assert secondary_ambari in failure["result"]["msg"]
-    later_stages = {"kafkaops.mirror.kafka_topic", "kafkaops.mirror.kafka_mirror_status", "ansible.builtin.template"}
-    assert not [t["task"] for t in play.tasks if t["action"] in later_stages]
+    # Nothing ran after the failure (no later stage: topics, MirrorMaker, validation). Not told by module or role name: the
+    # preflight, which ran before, reads MirrorMaker's state with kafka_mirror_status and the mirrormaker2 role's tasks too.
+    after = play.tasks[play.tasks.index(failure) + 1:]
+    assert not [t["task"] for t in after if t["status"] != "failed"], [t["task"] for t in after]
     admin = kafka_admin(lab, "secondary")
     assert not [t for t in admin.list_topics() if t.startswith("primary.")], "topics were created on the target after the failure"
     node = mirrormaker_node(lab)
