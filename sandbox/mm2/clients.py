@@ -21,6 +21,27 @@ RECEIVE_MESSAGE_MAX_BYTES = 1024 * 1024 * 1024
 API_VERSION = (2, 7)
 
 
+class TrackingProducer(KafkaProducer):
+    """A KafkaProducer that keeps the metadata of every topic it writes.
+
+    Quirk (kafka-python 3.0.12): send() only adds a topic to the topics whose metadata the producer refreshes when the
+    topic is missing from its cache, and the bootstrap caches every topic. Once one topic is added (a remote topic
+    created after the producer started), each refresh asks for the added topics alone and the cache drops the others: a
+    batch for a dropped topic waits for a leader until delivery.timeout.ms (seen for primary.heartbeats-0 after the
+    stand-in had created primary.mst-events: flush blocked 120 s, then the process ended and its restart copied again).
+    Real MirrorMaker 2's Java producer tracks every topic it sends to."""
+
+    def __init__(self, **configs):
+        super().__init__(**configs)
+        self._written = set()
+
+    def send(self, topic, *args, **kwargs):
+        if topic not in self._written:
+            self._sender.add_topic(topic)  # what KafkaProducer._wait_on_metadata skips for a cached topic
+            self._written.add(topic)
+        return super().send(topic, *args, **kwargs)
+
+
 class ClusterClients:
     """Lazily built admin client and producer for one cluster alias; close() closes what was built."""
 
@@ -47,15 +68,8 @@ class ClusterClients:
 
     def producer(self):
         if self._producer is None:
-            self._producer = KafkaProducer(acks="all", linger_ms=5, retries=5, max_in_flight_requests_per_connection=1, **self.options)
+            self._producer = TrackingProducer(acks="all", linger_ms=5, retries=5, max_in_flight_requests_per_connection=1, **self.options)
         return self._producer
-
-    def new_producer(self):
-        """The shared producer again, after dropping one stuck on a partition (its unsent batches are discarded)."""
-        if self._producer is not None:
-            self._producer.close(timeout=0)
-            self._producer = None
-        return self.producer()
 
     def consumer(self):
         """A group-less consumer (partitions are assigned, never subscribed: no group coordination)."""
@@ -82,7 +96,7 @@ class ClusterClients:
 
     def transactional_producer(self, transactional_id):
         """A producer whose sends between begin_transaction() and commit_transaction() land atomically, with commit markers."""
-        producer = KafkaProducer(acks="all", linger_ms=5, transactional_id=transactional_id, enable_idempotence=True, **self.options)
+        producer = TrackingProducer(acks="all", linger_ms=5, transactional_id=transactional_id, enable_idempotence=True, **self.options)
         producer.init_transactions()
         self._transactional.append(producer)
         return producer

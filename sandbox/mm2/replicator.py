@@ -18,7 +18,7 @@ import logging
 import time
 
 from kafka import TopicPartition
-from kafka.errors import KafkaError, KafkaTimeoutError
+from kafka.errors import KafkaError
 
 from sandbox.mm2.sync_emitter import OffsetSyncEmitter
 from sandbox.mm2.topic_configs import TopicConfigSync
@@ -27,8 +27,6 @@ LOG = logging.getLogger("sandbox.mm2")
 COMPACT = {"cleanup.policy": "compact"}
 POLL_MAX_RECORDS = 5000
 IDLE_SLEEP_MAX_S = 1.0
-# How long a batch may take to reach the target before its stuck partitions are sent again (see _send_again_later).
-DELIVERY_WAIT_S = 30
 
 
 def progress_topic(source_alias):
@@ -167,38 +165,10 @@ class SourceReplicator:
             self.producer.commit_transaction()
             self.committed.update(last)
         else:
-            try:
-                self.producer.flush(timeout=DELIVERY_WAIT_S)
-            except KafkaTimeoutError:
-                pass  # what the target did not take is found below
-            if not all(future.succeeded() for _tp, _upstream, future in sent):
-                sent = self._send_again_later(sent)
-            for tp, upstream, _future in sent:
-                self.copied[(tp.topic, tp.partition)] = upstream
+            self.producer.flush()
+            self.copied.update(last)
         syncs = []
         for tp, upstream, future in sent:
             syncs.extend(self.syncs.copied(tp.topic, tp.partition, upstream, future.get(timeout=30).offset))
         self._send_syncs(syncs)
         return len(sent)
-
-    def _send_again_later(self, sent):
-        """The records the target took; the others are polled again and sent by a new producer.
-
-        Quirk (kafka-python 3.0.12 against noida-db): now and then a producer never learns the leader of one partition it
-        writes (seen for primary.heartbeats-0 of a sandbox where earlier tests had run MirrorMaker): its sender thread spins
-        on metadata requests and the batch only fails after delivery.timeout.ms, 120 s later. Real MirrorMaker 2's producer
-        does not stall so on a healthy cluster; ending the process here would make the service manager's restart copy
-        every uncommitted record again."""
-        taken, stuck = [], {}
-        for tp, upstream, future in sent:
-            if tp not in stuck and future.succeeded():
-                taken.append((tp, upstream, future))
-            else:
-                stuck.setdefault(tp, upstream)
-        LOG.warning("%s: the target did not take %s within %d s; a new producer sends them again", self.flow.name,
-                    ", ".join("%s-%d from offset %d" % (tp.topic, tp.partition, upstream) for tp, upstream in sorted(stuck.items())),
-                    DELIVERY_WAIT_S)
-        self.producer = self.target.new_producer()
-        for tp, upstream in stuck.items():
-            self.consumer.seek(tp, upstream)
-        return taken

@@ -45,9 +45,6 @@ class Future:
     def __init__(self, offset):
         self.offset = offset
 
-    def succeeded(self):
-        return self.offset is not None
-
     def get(self, timeout):
         return self
 
@@ -61,7 +58,7 @@ class FakeProducer:
         self.in_transaction.add((topic, partition))
         return Future(offset)
 
-    def flush(self, timeout=None):
+    def flush(self):
         pass
 
     def begin_transaction(self):
@@ -102,10 +99,6 @@ class FakeCluster:
     def producer(self):
         return FakeProducer(self.log)
 
-    def new_producer(self):
-        self.new_producers = getattr(self, "new_producers", 0) + 1
-        return FakeProducer(self.log)
-
     def transactional_producer(self, _transactional_id):
         return FakeProducer(self.log)
 
@@ -119,11 +112,11 @@ class FakeCluster:
         return {"topic": {resource.name: {} for resource in resources}}
 
 
-def replicator(tmp_path: Path, extra="", batches=(), partitions=1):
+def replicator(tmp_path: Path, extra="", batches=()):
     path = tmp_path / "mm2.properties"
     path.write_text(PROPERTIES + extra)
     flow = next(f for f in load(str(path), None, (3, 9, 0)).flows if f.enabled)
-    source, target = FakeCluster({"orders": partitions}, batches), FakeCluster()
+    source, target = FakeCluster({"orders": 1}, batches), FakeCluster()
     copy = SourceReplicator(flow, source, target, target if flow.offset_syncs_cluster == "secondary" else source)
     copy.start()
     return copy, source, target
@@ -167,30 +160,3 @@ def test_exactly_once_commits_records_and_offsets_in_one_transaction(tmp_path):
     copied = [o for o, _k, _v in target.log.records["primary.orders"]]
     assert copied == list(range(150)) + list(range(151, 161))
     assert syncs(target, "mm2-offset-syncs.primary.internal") == [(0, 0), (101, 101)]
-
-
-class StuckProducer(FakeProducer):
-    """A producer that never learns the leader of primary.orders-1 (kafka-python 3.0.12 against noida-db): flush times out."""
-
-    def send(self, topic, key=None, value=None, headers=None, partition=0, timestamp_ms=None):
-        if (topic, partition) == ("primary.orders", 1):
-            return Future(None)
-        return super().send(topic, key, value, headers, partition, timestamp_ms)
-
-    def flush(self, timeout=None):
-        from kafka.errors import KafkaTimeoutError  # pylint: disable=import-outside-toplevel
-        raise KafkaTimeoutError("Timeout waiting for future")
-
-
-def test_a_partition_the_producer_cannot_write_is_sent_again_by_a_new_producer(tmp_path):
-    """The records the target took count as copied; the stuck partition is polled again from its first record and sent by
-    a new producer, without ending the process (whose restart would copy every uncommitted record again)."""
-    copy, _source, target = replicator(tmp_path, partitions=2)
-    copy.producer = StuckProducer(target.log)
-    two = {TopicPartition("orders", 0): [Record(o) for o in range(0, 5)], TopicPartition("orders", 1): [Record(o) for o in range(0, 3)]}
-    copy.consumer.batches.append(two)
-    assert copy.step(10, now=copy.next_flush - 1) == 5
-    assert [o for o, _k, _v in target.log.records["primary.orders"]] == list(range(5))
-    assert copy.copied == {("orders", 0): 4}
-    assert copy.consumer.positions[TopicPartition("orders", 1)] == 0
-    assert target.new_producers == 1 and not isinstance(copy.producer, StuckProducer)
