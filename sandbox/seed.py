@@ -38,5 +38,7 @@ def seed(sandbox_dir=api.DEFAULT_DIR) -> dict:
 def print_summary(report: dict) -> None:
     produced = ", ".join(f"{name} +{count}" for name, count in report["produced"].items())
     print(f"seeded {report['bootstrap_servers']} in {report['seconds']} s: created {report['created_topics'] or 'no topics'}; produced {produced}")
+    for name, partitions in report["beyond_seed"].items():
+        print(f"  {name}: partitions {partitions} already hold more records than the seed writes; left as they are")
     group = report["group"]
     print(f"  group {group['group']}: consumed {group['consumed']} now, committed offsets {group['committed']}")

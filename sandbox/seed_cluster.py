@@ -101,15 +101,14 @@ def _ensure_topics(bootstrap: str) -> list:
     return [t.name for t in missing]
 
 
-def _fill(bootstrap: str, topic: TopicSeed) -> int:
+def _fill(bootstrap: str, topic: TopicSeed) -> tuple:
+    """Top every partition up to the seed's count; returns how many records were produced and the partitions left as
+    found because they already hold more than the seed writes (a user produced there: the demo goes on with their data)."""
     from confluent_kafka import Producer
 
     ends = _high_watermarks(bootstrap, topic.name, topic.partitions)
     targets = per_partition(topic)
-    overfull = [p for p in range(topic.partitions) if ends[p] > targets[p]]
-    if overfull:
-        raise RuntimeError(f"{topic.name} partitions {overfull} hold more than the seed writes ({ends} vs {targets}): "
-                           f"someone else produced there; seed a fresh sandbox")
+    beyond = [p for p in range(topic.partitions) if ends[p] > targets[p]]
     producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20, "batch.num.messages": 5000, "acks": "all",
                          "enable.idempotence": False, "compression.type": "none"})
     errors = []
@@ -132,7 +131,7 @@ def _fill(bootstrap: str, topic: TopicSeed) -> int:
     left = producer.flush(TIMEOUT_S)
     if left or errors:
         raise RuntimeError(f"producing to {topic.name} on {bootstrap}: {left} records undelivered, errors: {errors[:3]}")
-    return produced
+    return produced, beyond
 
 
 def group_targets() -> list:
@@ -179,8 +178,9 @@ def _ensure_group(bootstrap: str) -> dict:
 def seed_cluster(bootstrap: str) -> dict:
     """Do the seeding against `bootstrap` from this process; returns what was created and produced."""
     created = _ensure_topics(bootstrap)
-    produced = {topic.name: _fill(bootstrap, topic) for topic in TOPICS}
-    return {"bootstrap_servers": bootstrap, "created_topics": created, "produced": produced, "group": _ensure_group(bootstrap)}
+    filled = {topic.name: _fill(bootstrap, topic) for topic in TOPICS}
+    return {"bootstrap_servers": bootstrap, "created_topics": created, "produced": {name: n for name, (n, _) in filled.items()},
+            "beyond_seed": {name: beyond for name, (_, beyond) in filled.items() if beyond}, "group": _ensure_group(bootstrap)}
 
 
 def main(argv: list | None = None) -> int:

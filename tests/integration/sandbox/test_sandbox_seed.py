@@ -3,7 +3,7 @@ Everything is read back with kafka-python, not the confluent-kafka client the se
 from __future__ import annotations
 
 import pytest
-from kafka import KafkaConsumer, TopicPartition
+from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 
 from sandbox import seed
 
@@ -63,8 +63,19 @@ def test_seed_creates_data_and_group_once(fresh_sandbox, kafka_admin):
 
     again = seed.seed(state["dir"])
     assert again["created_topics"] == [] and set(again["produced"].values()) == {0} and again["group"]["consumed"] == 0
+    assert again["beyond_seed"] == {}
     for topic in seed.TOPICS:
         assert end_offsets(state, topic.name, topic.partitions) == seed.per_partition(topic)
+
+    # A user produced to a seeded partition (make demo, then their own records, then make demo again): the seed leaves it.
+    producer = KafkaProducer(bootstrap_servers=state["clusters"]["primary"]["bootstrap_servers"], api_version=(2, 7))
+    producer.send("orders", key=b"mine", value=b"a user's record", partition=2).get(timeout=30)
+    producer.close()
+    expected = seed.per_partition(orders)
+    expected[2] += 1
+    third = seed.seed(state["dir"])
+    assert third["beyond_seed"] == {"orders": [2]} and set(third["produced"].values()) == {0}
+    assert end_offsets(state, "orders", orders.partitions) == expected
 
 
 def test_seed_without_a_running_sandbox_fails_clearly(tmp_path):
