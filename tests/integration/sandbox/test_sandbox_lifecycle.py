@@ -102,6 +102,8 @@ def test_up_again_after_down_reuses_the_directory(fresh_sandbox):
 def test_taken_port_fails_clearly_and_starts_nothing(fresh_sandbox, sandbox_net, tmp_path):
     busy = f"127.{sandbox_net}.3.10"
     with socket.socket() as blocker:
+        # An earlier fresh sandbox's broker on this address leaves connections in TIME_WAIT, which fail a plain bind.
+        blocker.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         blocker.bind((busy, 9092))
         blocker.listen()
         with pytest.raises(api.SandboxError, match=rf"{busy}:9092 .*primary broker.* already in use"):

@@ -52,5 +52,22 @@ def test_stand_in_runs_as_kafka_under_the_node_s_supervisord(fresh_sandbox):
     assert uid == account_lines(node, "kafka", "hadoop")["passwd"].split(":")[2], "the stand-in runs as the service account"
     assert os.readlink(f"/proc/{pid}/ns/mnt") == node["mount_namespace"], "the stand-in must run inside the node"
 
+    # orders was copied within offset.flush.interval.ms (60 s): only the clean stop at `down` commits its source offsets.
     api.down(state["dir"])
     assert not processes.alive(pid)
+    log_lines = stand_in_log_lines(node)
+    assert any("stopped (sandbox.mm2)" in line for line in log_lines[-20:]), "\n".join(log_lines[-20:])
+
+    # Up again in the same directory: the node's supervisord starts the stand-in, which resumes where it committed.
+    api.up(state["dir"], provider="noida", net=state["net"], subnet=state["subnet"])
+    deadline = time.monotonic() + 60
+    while sum("started herders" in line for line in stand_in_log_lines(node)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.5)
+    time.sleep(5)  # a stand-in that lost its commit copies everything again within a poll or two
+    assert mirrored_count(state, "primary.orders", orders.partitions) == orders.records, "\n".join(stand_in_log_lines(node)[-30:])
+
+
+def stand_in_log_lines(node: dict) -> list:
+    """The stand-in's log, read from the node's upper dir (the node's own files, whether it runs or not)."""
+    log = Path(node["upper"]) / CONFIG_DIR.lstrip("/") / f"{PROGRAM}.log"
+    return log.read_text(errors="replace").splitlines() if log.exists() else []
