@@ -178,9 +178,13 @@ def _ensure_group(bootstrap: str) -> dict:
 def seed_cluster(bootstrap: str) -> dict:
     """Do the seeding against `bootstrap` from this process; returns what was created and produced."""
     created = _ensure_topics(bootstrap)
-    filled = {topic.name: _fill(bootstrap, topic) for topic in TOPICS}
-    return {"bootstrap_servers": bootstrap, "created_topics": created, "produced": {name: n for name, (n, _) in filled.items()},
-            "beyond_seed": {name: beyond for name, (_, beyond) in filled.items() if beyond}, "group": _ensure_group(bootstrap)}
+    produced, beyond_seed = {}, {}
+    for topic in TOPICS:
+        produced[topic.name], beyond = _fill(bootstrap, topic)
+        if beyond:
+            beyond_seed[topic.name] = beyond
+    return {"bootstrap_servers": bootstrap, "created_topics": created, "produced": produced, "beyond_seed": beyond_seed,
+            "group": _ensure_group(bootstrap)}
 
 
 def main(argv: list | None = None) -> int:

@@ -4,7 +4,9 @@ A request waits PENDING, runs IN_PROGRESS (its components INSTALLED, i.e. stoppe
 desired Kafka config to the sandbox broker (broker_config_file + restart_command) and ends COMPLETED
 with its components STARTED, or FAILED (components left INSTALLED) when the command fails or a failure
 was injected. Every restart is logged per host (Cluster.record_restart) with its times, and, with the
-fault watch_broker, when the broker answered Kafka metadata again (broker_back_ms). With the fault
+fault watch_broker, when the broker answered Kafka metadata again (broker_back_ms) and when a metadata probe last failed
+before that (broker_down_ms: the broker is known to be down then; a probe takes a while under load, so a client can see the
+broker back before broker_back_ms). With the fault
 early_completion the request ends COMPLETED as soon as the restart command is launched, as Ambari's
 start script returns before the broker has registered.
 """
@@ -69,7 +71,7 @@ class RequestExecutor:
         if request.get("early_completion"):
             threading.Thread(target=self._apply_to_broker, args=(request,), name=f"restart-{request_id}", daemon=True).start()
             # The old process is gone and the new one not yet serving: where a real start script returns.
-            self._wait_broker(request["watch_broker"], answering=False)
+            self._wait_broker(request["watch_broker"], answering=False)  # None (timeout): the watcher below records nothing
             threading.Thread(target=self._record_broker_back, args=(request,), name=f"watch-{request_id}", daemon=True).start()
             ok, stdout, stderr = True, "start command launched (sandbox fault early_completion)", ""
         else:
@@ -85,14 +87,17 @@ class RequestExecutor:
         cluster.update_request(request_id, "COMPLETED", 100.0, task_status="COMPLETED", exit_code=0, stdout=stdout, stderr=stderr)
 
     def _record_broker_back(self, request: dict) -> None:
-        if self._wait_broker(request["watch_broker"], answering=True):
-            self.cluster.record_restart(request, broker_back_ms=now_ms())
+        down_ms = self._wait_broker(request["watch_broker"], answering=True)
+        if down_ms is not None:
+            self.cluster.record_restart(request, broker_back_ms=now_ms(), broker_down_ms=down_ms)
 
     @staticmethod
-    def _wait_broker(address: str, answering: bool) -> bool:
-        """Wait until the broker at host:port answers Kafka metadata (or stops answering); False on timeout."""
+    def _wait_broker(address: str, answering: bool):
+        """Wait until the broker at host:port answers Kafka metadata (or stops answering); returns when a probe last gave
+        the other answer (0 when the first probe already did not), None on timeout."""
         host, _sep, port = address.rpartition(":")
         deadline = time.monotonic() + BROKER_BACK_TIMEOUT_S
+        other_ms = 0
         while time.monotonic() < deadline:
             try:
                 probes.kafka_metadata(host, int(port), timeout=1.0)
@@ -100,9 +105,10 @@ class RequestExecutor:
             except (OSError, probes.ProbeError, ValueError):
                 answers = False
             if answers == answering:
-                return True
+                return other_ms
+            other_ms = now_ms()
             time.sleep(0.05)
-        return False
+        return None
 
     def _apply_to_broker(self, request: dict):
         """Write the desired Kafka config for the sandbox broker and run the restart command."""
