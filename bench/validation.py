@@ -5,15 +5,17 @@ sizes, and a kcat dump + sort + diff pipeline for reference.
     .venv/bin/python -m bench.validation [--sizes 200000 1000000] [--partitions 8] [--net 50] [--subnet 5]
         [--provider noida|tansu] [--baseline-rev GIT_REV]
 
-Starts a noida sandbox on 127.<net>.<subnet>.x / 127.<net>.<subnet + 1>.x, writes N keyed records with headers per size
-to the primary, mirrors them to `primary.<topic>` on the secondary partition by partition, then measures. The sandbox is
-stopped at the end. Figures are printed and written as JSON to bench/results/validation-<provider>.json.
+Starts two single-broker clusters of the provider on 127.<net>.<subnet>.1 / 127.<net>.<subnet + 1>.1, writes N keyed records
+with headers per size to the primary, mirrors them to `primary.<topic>` on the secondary partition by partition, then
+measures. The brokers are stopped at the end. Executor memory depends on the broker: noida-db answers a fetch with the
+whole rest of the partition whatever its size limits, tansu keeps to them (docs/reference/test-brokers.md). Figures are printed and written as JSON to bench/results/validation-<provider>.json.
 With --baseline-rev, the job as it was at that git revision validates the same data in the same run, so the speed-up
 is a side-by-side ratio. The machine is shared: compare ratios of one run, not absolute times of different runs.
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -27,7 +29,9 @@ from pathlib import Path
 from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from sandbox import api
+from sandbox.broker_config import BrokerConfig
+from sandbox.probes import kafka_metadata, wait_for
+from sandbox.providers import BrokerSpec, get_provider
 from tests.support.checkout import REPO
 
 JOB = REPO / "roles" / "mirror_validation" / "files" / "validate_mirror.py"
@@ -37,11 +41,56 @@ CLIENT = {"receive.message.max.bytes": RECEIVE_MAX_BYTES, "fetch.max.bytes": REC
 # Quirk (tansu 0.6.0): ListOffsets answers "last batch base offset + 1" for multi-record batches, and the job snapshots
 # end offsets with ListOffsets; one record per batch keeps tansu's end offsets right.
 PRODUCER_BATCH = {"noida": {"linger.ms": 50, "batch.num.messages": 10000}, "tansu": {"linger.ms": 5, "batch.num.messages": 1}}
+BROKER_PORT = 9092
 # The largest size per side a test broker holds here, and why (docs/reference/test-brokers.md).
 LARGEST = {"noida": "1M records per side: noida-db keeps every record in one JSON file (~800 MB at 1M x 100 B per topic pair) and"
                     " answers each fetch with everything to the log end (~110 MB replies); beyond that it runs out of memory and time",
-           "tansu": "tansu keeps records in memory and holds more, but its end offsets are wrong for multi-record batches, so this"
-                    " bench produces one record per batch there (slow); use noida for ratios"}
+           "tansu": "400k records per side: tansu's end offsets are wrong for multi-record batches, so this bench writes one record"
+                    " per batch there; at 400k the job's one-partition-at-a-time reads slow down 10x against 100k, and at 1M a fetch"
+                    " from offset 0 got no answer in 30 s. It keeps to fetch size limits: use it for executor memory, noida for ratios"}
+
+
+@contextlib.contextmanager
+def brokers(provider, net, subnet, work):
+    """(primary, secondary) bootstrap servers of two single-broker clusters of `provider`, each advertising its address.
+
+    Not the sandbox: the bench needs no Ambari, hosts or MirrorMaker node, and the sandbox's tansu advertises node host
+    names that only the sandbox's nodes resolve."""
+    chosen = get_provider(provider)
+    chosen.check()
+    started = []
+    try:
+        for offset, alias in enumerate(("primary", "secondary")):
+            address = "127.%d.%d.1" % (net, subnet + offset)
+            started.append(start_broker(chosen, alias, address, work / alias))
+        yield tuple("127.%d.%d.1:%d" % (net, subnet + offset, BROKER_PORT) for offset in range(2))
+    finally:
+        for process in started:
+            process.terminate()
+        for process in started:
+            try:
+                process.wait(30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+def start_broker(provider, alias, address, folder):
+    """The broker process of one cluster, once it answers a Metadata request."""
+    (folder / "data").mkdir(parents=True)
+    spec = BrokerSpec(provider.name, alias, "bench-" + alias, address, address, BROKER_PORT, str(folder / "data"), str(folder))
+    argv, environment = provider.broker_command(spec, BrokerConfig())
+    log = folder / "broker.log"
+    with open(log, "wb") as output:
+        process = subprocess.Popen(argv, env=dict(os.environ, **environment), stdout=output, stderr=subprocess.STDOUT)  # pylint: disable=consider-using-with
+    try:
+        wait_for(lambda: kafka_metadata(address, BROKER_PORT), "%s broker on %s" % (provider.name, address), time.monotonic() + 60,
+                 alive=lambda: process.poll() is not None and "exited %s, see %s" % (process.returncode, log))
+    except Exception:
+        process.kill()
+        process.wait()
+        raise
+    return process
 
 
 def create_topic(bootstrap, topic, partitions):
@@ -206,9 +255,7 @@ def baseline_job(revision, work):
     return folder / "roles" / "mirror_validation" / "files" / "validate_mirror.py"
 
 
-def measure(state, size, partitions, work, provider, baseline):
-    source = state["clusters"]["primary"]["bootstrap_servers"]
-    target = state["clusters"]["secondary"]["bootstrap_servers"]
+def measure(source, target, size, partitions, work, provider, baseline):
     topic = "bench-%d" % size
     create_topic(source, topic, partitions)
     produce(source, topic, partitions, size, PRODUCER_BATCH[provider])
@@ -272,13 +319,10 @@ def main():
     with tempfile.TemporaryDirectory(prefix="bench-validation-") as tmp:
         work = Path(tmp)
         baseline = (args.baseline_rev, baseline_job(args.baseline_rev, work)) if args.baseline_rev else None
-        state = api.up(work / "sandbox", provider=args.provider, net=args.net, subnet=args.subnet)
-        try:
+        with brokers(args.provider, args.net, args.subnet, work) as (source, target):
             for size in args.sizes:
-                results.append(measure(state, size, args.partitions, work, args.provider, baseline))
+                results.append(measure(source, target, size, args.partitions, work, args.provider, baseline))
                 print(json.dumps(results[-1]), flush=True)
-        finally:
-            api.down(work / "sandbox")
     out = REPO / "bench" / "results"
     out.mkdir(parents=True, exist_ok=True)
     (out / ("validation-%s.json" % args.provider)).write_text(json.dumps(results, indent=2))

@@ -35,6 +35,19 @@ def test_every_field_reaches_both_clients():
     assert "sp" not in repr(parsed.target) and "kp" not in repr(parsed.source)
 
 
+@pytest.mark.parametrize("cap, librdkafka_fetch, kafka_python_fetch", [
+    (512 * 1024 * 1024, 52428800, 52428800),  # a raised cap accepts larger replies but asks for no more
+    (10 * 1024 * 1024, 10 * 1024 * 1024 - 512, 10 * 1024 * 1024),  # librdkafka wants the cap 512 bytes above the fetch size
+])
+def test_the_receive_cap_never_raises_the_fetch_size(cap, librdkafka_fetch, kafka_python_fetch):
+    parsed = options_from_arguments(build_parser().parse_args(ARGV + ["--receive-max-bytes", str(cap)]), {})
+    confluent = parsed.source.confluent_config()
+    assert (confluent["receive.message.max.bytes"], confluent["fetch.max.bytes"]) == (cap, librdkafka_fetch)
+    kafka_python = parsed.source.kafka_python_config()
+    assert (kafka_python["receive_message_max_bytes"], kafka_python["fetch_max_bytes"]) == (cap, kafka_python_fetch)
+    assert "fetch.max.bytes" not in parsed.source.confluent_config(consumer=False)
+
+
 def test_the_passwords_file_wins_over_the_environment(tmp_path, monkeypatch):
     path = tmp_path / "passwords.json"
     path.write_text(json.dumps({"MIRROR_VALIDATION_TARGET_SASL_PASSWORD": "from-file"}))

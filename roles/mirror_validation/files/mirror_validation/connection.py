@@ -8,6 +8,7 @@ from typing import Optional
 SIDES = ("source", "target")
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "GSSAPI", "OAUTHBEARER")
+FETCH_MAX_BYTES = 52428800  # fetch.max.bytes of Kafka's consumer, librdkafka and kafka-python alike (50 MiB)
 
 
 def password_env_var(side):
@@ -40,7 +41,9 @@ class Connection:
     ssl_password: Optional[str] = None
     ssl_check_hostname: bool = True
     # The largest response the client accepts. Brokers that ignore fetch size limits answer with
-    # everything up to the log end, which can exceed the clients' default caps.
+    # everything up to the log end, which can exceed the clients' default caps. What a reader asks a
+    # fetch for stays at the clients' default (FETCH_MAX_BYTES) or below, never this cap: a reader's
+    # memory is then bounded by the fetch size on brokers that keep to it, whatever the partition's size.
     receive_max_bytes: Optional[int] = None
 
     def __repr__(self):
@@ -76,7 +79,7 @@ class Connection:
             config["receive.message.max.bytes"] = self.receive_max_bytes
             if consumer:
                 # librdkafka requires receive.message.max.bytes >= fetch.max.bytes + 512.
-                config["fetch.max.bytes"] = max(self.receive_max_bytes - 512, 1)
+                config["fetch.max.bytes"] = max(min(FETCH_MAX_BYTES, self.receive_max_bytes - 512), 1)
         return config
 
     def kafka_python_config(self, consumer=True):
@@ -103,7 +106,7 @@ class Connection:
         if self.receive_max_bytes:
             config["receive_message_max_bytes"] = self.receive_max_bytes
             if consumer:
-                config["fetch_max_bytes"] = self.receive_max_bytes
+                config["fetch_max_bytes"] = min(FETCH_MAX_BYTES, self.receive_max_bytes)
         return config
 
 
