@@ -8,7 +8,8 @@ sizes, and a kcat dump + sort + diff pipeline for reference.
 Starts two single-broker clusters of the provider on 127.<net>.<subnet>.1 / 127.<net>.<subnet + 1>.1, writes N keyed records
 with headers per size to the primary, mirrors them to `primary.<topic>` on the secondary partition by partition, then
 measures. The brokers are stopped at the end. Executor memory depends on the broker: noida-db answers a fetch with the
-whole rest of the partition whatever its size limits, tansu keeps to them (docs/reference/test-brokers.md). Figures are printed and written as JSON to bench/results/validation-<provider>.json.
+whole rest of the partition whatever its size limits, tansu keeps to them (docs/reference/test-brokers.md). Figures
+are printed and written as JSON to bench/results/validation-<provider>.json.
 With --baseline-rev, the job as it was at that git revision validates the same data in the same run, so the speed-up
 is a side-by-side ratio. The machine is shared: compare ratios of one run, not absolute times of different runs.
 """
