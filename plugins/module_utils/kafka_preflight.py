@@ -23,7 +23,7 @@ from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_client impor
     probe_address,
 )
 from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_config import MAX_AUTO_REPLICATION_FACTOR  # how the mirrormaker2 role sizes 'auto'
-from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_versions import FEATURES, KafkaVersion
+from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_versions import FEATURES, KafkaVersion, broker_too_old, requires
 
 try:
     from kafka.admin import ConfigResource, ConfigResourceType
@@ -158,7 +158,8 @@ def _create_topics_dry_run(admin, facts):
 
 def evaluate(facts, expectations):
     """Findings for one cluster. expectations: replication_factors, internal_replication_factors ({what: int}),
-    required_features ([feature]), expected_topics ([name])."""
+    required_features ([feature]) and mirrormaker_version (the KafkaVersion that runs MirrorMaker, which they are gated on),
+    expected_topics ([name])."""
     alias = facts["cluster_alias"]
     findings = []
     if not facts["bootstrap_reachable"]:
@@ -176,23 +177,18 @@ def evaluate(facts, expectations):
                 f"{HOSTS_SYNC_FIX}, {IP_ADVERTISING_FIX}"))
     version = facts["kafka_version"]
     features = facts["mm2_features"]
-    allowed = ", ".join(f"{f['label']} {'yes' if f['supported'] else 'no'} ({f['since']}+)" for name, f in features.items() if name != "mm2")
-    findings.append(finding("info", "kafka_version", alias,
-                            f"cluster {alias}: Kafka {version or 'unknown'} ({facts['version_source']}); MirrorMaker 2 features: {allowed}"))
+    release = expectations.get("mirrormaker_version")
+    text = f"cluster {alias}: Kafka {version or 'unknown'} ({facts['version_source']})"
+    if release is not None:
+        allowed = ", ".join(f"{f['label']} {'yes' if f['supported'] else 'no'} ({f['since']}+)"
+                            for name, f in mm2_features(release).items() if name != "mm2")
+        text += f"; MirrorMaker runs Kafka {release}, whose MirrorMaker 2 features are: {allowed}"
+    findings.append(finding("info", "kafka_version", alias, text))
     if version is not None and features["mm2"]["supported"] is False:
         findings.append(finding("warning", "kafka_version", alias,
                                 f"cluster {alias}: Kafka {version} is older than 2.4: MirrorMaker 2 (KIP-382) needs 2.4 brokers for every feature; "
                                 f"use MirrorMaker 1 (mirrormaker2_engine mm1) or upgrade"))
-    for feature in expectations.get("required_features") or []:
-        info = features.get(feature)
-        if info is None:
-            findings.append(finding("error", "version_gate", alias, f"unknown MirrorMaker feature {feature!r} requested "
-                                                                    f"(known: {', '.join(sorted(features))})"))
-        elif info["supported"] is False:
-            findings.append(finding("error", "version_gate", alias,
-                                    f"cluster {alias}: {info['label']} is requested but needs Kafka {info['since']}+ ({info['kip']}); "
-                                    f"the cluster runs {version}",
-                                    f"turn {info['label']} off for this flow, or upgrade cluster {alias}"))
+    findings.extend(_release_findings(alias, version, expectations))
     count = facts["broker_count"]
     for what, factor in sorted((expectations.get("replication_factors") or {}).items()):
         if factor is not None and count and int(factor) > count:
@@ -228,6 +224,29 @@ def evaluate(facts, expectations):
         findings.append(finding("warning", "skipped", alias, f"cluster {alias}: skipped {skipped}"))
     for anomaly in facts["anomalies"]:
         findings.append(finding("warning", "broker_anomaly", alias, f"cluster {alias}: {anomaly}"))
+    return findings
+
+
+def _release_findings(alias, cluster_version, expectations):
+    """MirrorMaker features are gated on the Kafka release that runs MirrorMaker (its jars), not on the cluster's brokers:
+    a 3.9 MirrorMaker syncs group offsets between 2.4 clusters, a 2.4.1 one cannot whatever the brokers run. The brokers
+    matter only where that release's clients cannot talk to them (KIP-896)."""
+    release = expectations.get("mirrormaker_version")
+    findings = []
+    if release is None:
+        return findings
+    for feature in expectations.get("required_features") or []:
+        message = requires(feature, release, FEATURE_LABELS.get(feature, feature))
+        if message:
+            since = FEATURES[feature][0]
+            findings.append(finding("error", "version_gate", alias, f"cluster {alias}: {message}",
+                                    f"turn {FEATURE_LABELS.get(feature, feature)} off for this flow, or run MirrorMaker from a Kafka "
+                                    f"{since.major}.{since.minor}+ installation (mirrormaker2_kafka_home)"))
+    if cluster_version is not None:
+        message = broker_too_old(release, KafkaVersion.parse(cluster_version))
+        if message:
+            findings.append(finding("error", "version_gate", alias, f"cluster {alias}: {message}",
+                                    f"run MirrorMaker from an older Kafka installation, or upgrade cluster {alias}"))
     return findings
 
 
@@ -275,6 +294,7 @@ def run_cluster_info(connection, params):
         replication_factors=normalize_factors(params.get("replication_factors"), facts["broker_count"]),
         internal_replication_factors=normalize_factors(params.get("internal_replication_factors"), facts["broker_count"]),
         required_features=params.get("required_features") or [],
+        mirrormaker_version=KafkaVersion.parse(params["mirrormaker_version"]) if params.get("mirrormaker_version") else None,
         expected_topics=params.get("expected_topics") or [],
     )
     if expectations["expected_topics"] and facts["bootstrap_reachable"] and not facts["skipped"]:
@@ -301,6 +321,14 @@ def option_problems(params):
     unknown = [feature for feature in params.get("required_features") or [] if feature not in FEATURES]
     if unknown:
         problems.append(f"required_features has unknown entries {', '.join(unknown)} (known: {', '.join(sorted(FEATURES))})")
+    if params.get("required_features") and not params.get("mirrormaker_version"):
+        problems.append("required_features needs mirrormaker_version: MirrorMaker's features depend on the Kafka release that runs it, "
+                        "not on the cluster's brokers")
+    if params.get("mirrormaker_version"):
+        try:
+            KafkaVersion.parse(params["mirrormaker_version"])
+        except ValueError as exc:
+            problems.append(f"mirrormaker_version: {exc}")
     if params.get("probe_timeout") is not None and params["probe_timeout"] <= 0:
         problems.append("probe_timeout must be positive")
     return problems

@@ -438,7 +438,7 @@ def build_config(model):
 def required_features(model):
     """The MirrorMaker 2 features (mm2_versions.FEATURES) the model turns on, each of which build_config gates on the release.
 
-    The preflight role checks the same list against the target cluster's Kafka version (filter preflight_clusters).
+    The preflight role checks the same list against the same release (preflight_mirrormaker_version, filter preflight_clusters).
     """
     model = dict(MODEL_DEFAULTS, **{k: v for k, v in (model or {}).items() if v is not None})
     if model["engine"] != "mm2":

@@ -44,11 +44,19 @@ options:
     type: dict
     default: {}
   required_features:
-    description: MirrorMaker 2 features the configuration uses; a finding of severity V(error) for each the cluster's version lacks.
+    description:
+      - MirrorMaker 2 features the configuration uses; a finding of severity V(error) for each the release O(mirrormaker_version) lacks.
+      - MirrorMaker's features come with the Kafka release that runs it, not with the cluster's brokers, so this needs O(mirrormaker_version).
     type: list
     elements: str
     choices: [mm2, sync_group_offsets, identity_policy, offset_syncs_location, dedicated_rest, exactly_once]
     default: []
+  mirrormaker_version:
+    description:
+      - The Kafka release that runs MirrorMaker (for example V(2.4.1) on HDInsight 5.0), against which O(required_features) are checked.
+      - Also a finding of severity V(error) when that release's clients cannot talk to this cluster's brokers (Kafka 4.0 clients need brokers 2.1+, KIP-896).
+    type: str
+    version_added: 0.2.0
   check_topic_creation:
     description: Ask the broker to validate creating a topic (C(validate_only), nothing is created) to learn whether topics can be created.
     type: bool
@@ -82,6 +90,7 @@ EXAMPLES = r"""
     internal_replication_factors:
       checkpoints.topic.replication.factor: 3
     required_features: [sync_group_offsets]
+    mirrormaker_version: 2.4.1
     check_topic_creation: true
     report_unreachable: true
   register: target_info
@@ -195,6 +204,7 @@ def main():
         replication_factors=dict(type="dict", default={}),
         internal_replication_factors=dict(type="dict", default={}),
         required_features=dict(type="list", elements="str", choices=sorted(FEATURES), default=[]),
+        mirrormaker_version=dict(type="str"),
         check_topic_creation=dict(type="bool", default=False),
         expected_topics=dict(type="list", elements="str", default=[]),
         report_unreachable=dict(type="bool", default=False),

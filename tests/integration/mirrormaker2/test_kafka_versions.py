@@ -40,6 +40,7 @@ pytestmark = pytest.mark.integration
 
 MIRROR = REPO / "playbooks" / "mirror.yml"
 ROLE_ONLY = Path(__file__).resolve().parent / "deploy.yml"
+PREFLIGHT = REPO / "playbooks" / "preflight.yml"
 INTERPRETER_SET = "kafkaops.mirror.mirror_host : Run the later plays' modules on this host with the virtualenv's Python"
 HDINSIGHT_5_KAFKA = "2.4.1"
 CONFIG_FILE = "/etc/kafka-mirrormaker2/connect-mirror-maker.properties"  # in the role's default config dir
@@ -209,6 +210,23 @@ def test_detection_runs_in_check_mode_and_a_second_run_changes_nothing(hdinsight
     assert not again.failed, again.stdout[-6000:]
     assert f"MirrorMaker runs Kafka {HDINSIGHT_5_KAFKA}" in again.task(SHOW_VERSION)["msg"]
     assert again.changed_count == 0, again.stdout[-6000:]
+
+
+def test_preflight_gates_features_on_the_detected_release_not_the_brokers(hdinsight5):
+    """sync.group.offsets (KIP-545, 2.7) is refused because MirrorMaker runs 2.4.1, read from the Kafka home, although
+    both clusters' brokers answer ApiVersions like 3.3: preflight and the mirrormaker2 role judge the same release."""
+    state, play = hdinsight5
+    assert not play.failed, play.stdout[-6000:]
+    interpreter = play.task(INTERPRETER_SET)["ansible_facts"]["ansible_python_interpreter"]
+    plan = dict(PLAN, mirrormaker2_flows=[dict(FLOW, sync_group_offsets=True)])
+    refused = run_playbook(PREFLIGHT, inventory=Path(state["dir"]) / "runbook-inventory.yml", timeout=600, check=True, skip_tags="mirror_host",
+                           extra_vars=dict(plan, ansible_python_interpreter=interpreter, preflight_clock_check=False,
+                                           preflight_stale_state_check=False))
+    assert refused.failed and refused.changed_count == 0
+    failure = refused.task("kafkaops.mirror.preflight : Fail when any finding is an error")["msg"]
+    assert f"cluster {TARGET_ALIAS}: sync.group.offsets needs Kafka 2.7 or later (KIP-545); MirrorMaker runs Kafka {HDINSIGHT_5_KAFKA}" in failure
+    table = "\n".join(refused.task("kafkaops.mirror.preflight : Show the preflight summary")["msg"])
+    assert f"MirrorMaker runs Kafka {HDINSIGHT_5_KAFKA}" in table
 
 
 def test_a_kafka_home_without_jars_fails_naming_it_and_both_variables(hdinsight5):

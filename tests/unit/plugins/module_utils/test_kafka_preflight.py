@@ -49,9 +49,15 @@ EVALUATE_TABLE = [
     (dict(configs={"min.insync.replicas": "2"}), {"internal_replication_factors": {"internal": 2}}, [], ["min_insync_replicas"]),
     (dict(configs={"min.insync.replicas": "1"}), {"internal_replication_factors": {"internal": 1}}, [], []),
     (dict(configs={"min.insync.replicas": "2"}), {"internal_replication_factors": {"internal": 3}}, [], []),
-    (dict(version="2.4"), {"required_features": ["sync_group_offsets"]}, ["version_gate"], []),
-    (dict(version="3.3"), {"required_features": ["sync_group_offsets", "identity_policy"]}, [], []),
-    (dict(version="3.3"), {"required_features": ["exactly_once", "dedicated_rest"]}, ["version_gate", "version_gate"], []),
+    # Features are gated on the release that runs MirrorMaker, whatever the brokers run (KafkaVersion below: mirrormaker_version).
+    (dict(version="3.6"), {"required_features": ["sync_group_offsets"], "mirrormaker_version": KafkaVersion(2, 4, 1)}, ["version_gate"], []),
+    (dict(version="2.4"), {"required_features": ["sync_group_offsets"], "mirrormaker_version": KafkaVersion(3, 9, 0)}, [], []),
+    (dict(version="2.4"), {"required_features": ["sync_group_offsets", "identity_policy"], "mirrormaker_version": KafkaVersion(3, 3, 0)}, [], []),
+    (dict(version="3.9"), {"required_features": ["exactly_once", "dedicated_rest"], "mirrormaker_version": KafkaVersion(3, 3, 0)},
+     ["version_gate", "version_gate"], []),
+    # KIP-896: Kafka 4.0 clients (MirrorMaker's) talk to brokers 2.1 or later only.
+    (dict(version="2.0"), {"mirrormaker_version": KafkaVersion(4, 0, 0)}, ["version_gate"], ["kafka_version"]),
+    (dict(version="2.1"), {"mirrormaker_version": KafkaVersion(4, 0, 0)}, [], ["kafka_version"]),
     (dict(version="2.3"), {}, [], ["kafka_version"]),
     (dict(can_create=True), {}, [], []),
     (dict(can_create=False, create_error="TopicAuthorizationFailedError: denied",
@@ -78,9 +84,17 @@ def test_advertised_address_finding_names_address_cluster_and_fix():
     assert "kafkaops.mirror.hosts_sync" in finding["fix"] and "ambari_kafka" in finding["fix"]
 
 
-def test_version_gate_message():
-    finding = [f for f in kp.evaluate(facts(version="2.4"), {"required_features": ["sync_group_offsets"]}) if f["severity"] == "error"][0]
-    assert "sync.group.offsets is requested but needs Kafka 2.7+ (KIP-545)" in finding["message"] and "runs 2.4" in finding["message"]
+def test_version_gate_message_names_the_feature_and_mirrormakers_release():
+    expectations = {"required_features": ["sync_group_offsets"], "mirrormaker_version": KafkaVersion(2, 4, 1)}
+    finding = [f for f in kp.evaluate(facts(version="3.6"), expectations) if f["severity"] == "error"][0]
+    assert "sync.group.offsets needs Kafka 2.7 or later (KIP-545); MirrorMaker runs Kafka 2.4.1" in finding["message"]
+    assert "cluster secondary" in finding["message"] and "mirrormaker2_kafka_home" in finding["fix"]
+
+
+def test_version_line_shows_the_cluster_and_mirrormakers_release():
+    info = [f for f in kp.evaluate(facts(version="2.4"), {"mirrormaker_version": KafkaVersion(3, 9, 0)}) if f["check"] == "kafka_version"][0]
+    assert "cluster secondary: Kafka 2.4 (ApiVersions); MirrorMaker runs Kafka 3.9.0" in info["message"]
+    assert "sync.group.offsets yes (2.7+)" in info["message"] and "exactly-once yes (3.5+)" in info["message"]
 
 
 @pytest.mark.parametrize("mapping, count, expected", [
@@ -100,7 +114,10 @@ def test_option_problems():
     assert "replication_factors.x must be a positive integer or 'auto'" in text
     assert "replication_factors.y must be a positive integer" in text
     assert "unknown entries teleport" in text and "probe_timeout" in text
-    assert kp.option_problems(dict(replication_factors={"z": "auto", "n": 3}, required_features=["mm2"], probe_timeout=5)) == []
+    assert kp.option_problems(dict(replication_factors={"z": "auto", "n": 3}, required_features=["mm2"], mirrormaker_version="2.4.1",
+                                   probe_timeout=5)) == []
+    assert "required_features needs mirrormaker_version" in "; ".join(kp.option_problems(dict(required_features=["mm2"], probe_timeout=5)))
+    assert "mirrormaker_version: 'two' is not a Kafka version" in "; ".join(kp.option_problems(dict(mirrormaker_version="two", probe_timeout=5)))
 
 
 def test_summary_row_counts():
