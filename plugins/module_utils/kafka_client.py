@@ -215,6 +215,13 @@ class KafkaConnection:
             self._brokers_checked = True
         return self._admin
 
+    def api_versions(self):
+        """{api key: (lowest, highest)} the bootstrap connection learned (or the pinned api_version's): no new request, so
+        it is known even when no advertised address is usable from here."""
+        if self._admin is None:
+            self._admin = self._build(KafkaAdminClient, self.config)
+        return self._admin.api_versions()
+
     def cluster(self):
         """{cluster_id, controller_id, brokers: [{node_id, host, port, rack}]}: the metadata the bootstrap servers returned.
 

@@ -87,9 +87,7 @@ def gather(connection, params):
         facts["brokers"].append(entry)
     facts["broker_count"] = len(facts["brokers"])
 
-    # The admin client bootstrapped already: ApiVersions came from the bootstrap connection (or the pinned api_version).
-    admin = connection._admin  # pylint: disable=protected-access
-    versions = admin.api_versions()
+    versions = connection.api_versions()
     facts["api_versions"] = {getattr(key, "name", str(key)): [int(low), int(high)] for key, (low, high) in sorted(versions.items(), key=lambda kv: int(kv[0]))}
     if params.get("api_version"):
         facts["version_source"] = "pinned (api_version option)"
@@ -105,6 +103,7 @@ def gather(connection, params):
     if any(broker["usable"] is False for broker in facts["brokers"]):
         facts["skipped"].append("broker configs and the topic-creation dry run: they go to the advertised addresses, which are unusable from here")
         return facts
+    admin = connection.admin()
     _describe_broker_configs(admin, facts)
     if params.get("check_topic_creation"):
         _create_topics_dry_run(admin, facts)

@@ -20,6 +20,8 @@ MirrorMaker never deletes remote topics, and neither does the role unless told t
 """
 from __future__ import annotations
 
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import ReplicationPolicy, parse_release
+
 LISTED = 10  # topics named per reason; the rest are counted
 
 
@@ -55,26 +57,30 @@ def _reasons(status, writes_syncs, changed_remote):
     return reasons
 
 
-def _without_source(status, listed):
-    """Remote topics of this flow on the target (`listed`: the flow's source alias prefix, internal topics and heartbeats
-    left out) that are not the remote topic of any source topic the flow replicates now."""
+def _without_source(status, listed, policy):
+    """Remote topics of this flow on the target (`listed`: the names under the flow's source alias prefix) that are not
+    the remote topic of any source topic the flow replicates now; MirrorMaker's internal and heartbeats topics aside, as
+    the replication `policy` tells them (primary.app-heartbeats is data, primary.heartbeats is not)."""
     replicated = {partition["remote_topic"] for partition in status.get("partitions") or []}
-    return sorted(set(listed) - replicated)
+    data = {topic for topic in listed if not (policy.is_internal_topic(topic) or policy.is_heartbeats_topic(topic))}
+    return sorted(data - replicated)
 
 
-def pickup_plan(statuses, remote_listings, topic_changes, flows_with_syncs):
+def pickup_plan(statuses, remote_listings, topic_changes, flows_with_syncs, policy=None):
     """Per flow what a running MirrorMaker misses (`reasons`, empty when nothing) and the remote topics without source.
 
     `statuses`: kafka_mirror_status results (`flow`, `partitions`); `remote_listings`: {flow: [topic names on the target
     under the flow's source alias]} (default policy; identity names carry no alias, so no flow has an entry there);
-    `topic_changes`: kafka_topic's `changes` of this run; `flows_with_syncs`: the flows whose MirrorMaker writes offset syncs.
+    `topic_changes`: kafka_topic's `changes` of this run; `flows_with_syncs`: the flows whose MirrorMaker writes offset syncs;
+    `policy`: the flows' _mm2.naming.ReplicationPolicy (default: the default policy of the newest release).
     """
+    policy = policy or ReplicationPolicy()
     changed_remote = _grown_or_created(topic_changes)
     flows = {}
     for status in statuses:
         flows[status["flow"]] = {
             "reasons": _reasons(status, status["flow"] in flows_with_syncs, changed_remote),
-            "without_source": _without_source(status, (remote_listings or {}).get(status["flow"], [])),
+            "without_source": _without_source(status, (remote_listings or {}).get(status["flow"], []), policy),
         }
     return {
         "flows": flows,

@@ -46,5 +46,10 @@ def test_pickup_reads_loop_results_and_skips_skipped_listings():
     assert result["restart_reasons"] == ["primary->secondary: 1 source topic(s) with records and no offset sync: orders"]
     assert pickup_plugin.mm2_pickup(statuses, listings, {}, config_plugin.mm2_health_wait(dict(MODEL, engine="mm1", kafka_version="2.3"), 300, 60)
                                     )["restart_reasons"] == []  # MirrorMaker 1 writes no offset syncs
+    with pytest.raises(AnsibleFilterError, match="replication policy 'mirror' is not one of default, identity"):
+        pickup_plugin.mm2_pickup(statuses, listings, {}, config_plugin.mm2_health_wait(MODEL, 300, 60), "mirror")
+    underscored = pickup_plugin.mm2_pickup(statuses, [dict(listings[0], topics={"primary_orders": {}, "primary_checkpoints_internal": {}})], {},
+                                           config_plugin.mm2_health_wait(MODEL, 300, 60), "default", "_", "3.9")
+    assert underscored["without_source"] == ["primary_orders (primary->secondary)"]  # its partitions are named primary.orders above
     assert pickup_plugin.FilterModule().filters()["mm2_pickup"] is pickup_plugin.mm2_pickup
     assert config_plugin.FilterModule().filters()["mm2_health_wait"] is config_plugin.mm2_health_wait

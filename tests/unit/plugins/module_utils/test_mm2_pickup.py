@@ -53,3 +53,19 @@ def test_remote_topics_without_a_replicated_source_are_reported():
     listing = {"primary->secondary": ["primary.orders", "primary.deleted"]}
     result = pickup_plan([status(partition("orders"))], listing, {}, FLOWS)
     assert result["without_source"] == ["primary.deleted (primary->secondary)"] and result["restart_reasons"] == []
+
+
+def test_internal_and_heartbeats_topics_are_told_apart_by_the_replication_policy():
+    """ReplicationPolicy.isInternalTopic / isHeartbeatsTopic (connect/mirror-client): primary.heartbeats is MirrorMaker's,
+    primary.app-heartbeats is a remote data topic, and so is reported when its source is gone; a 3.1+ MirrorMaker with
+    separator '_' names its internal topics primary_checkpoints_internal."""
+    from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import ReplicationPolicy
+
+    listed = ["primary.orders", "primary.heartbeats", "primary.app-heartbeats", "primary.checkpoints.internal", "primary.gone"]
+    result = pickup_plan([status(partition("orders"))], {"primary->secondary": listed}, {}, FLOWS)
+    assert result["without_source"] == ["primary.app-heartbeats (primary->secondary)", "primary.gone (primary->secondary)"]
+
+    underscored = ReplicationPolicy("default", "_", (3, 9, 0))
+    statuses = [{"flow": "primary->secondary", "partitions": [dict(partition("orders"), remote_topic="primary_orders")]}]
+    listed = ["primary_orders", "primary_heartbeats", "primary_checkpoints_internal", "primary_gone"]
+    assert pickup_plan(statuses, {"primary->secondary": listed}, {}, FLOWS, underscored)["without_source"] == ["primary_gone (primary->secondary)"]
