@@ -23,7 +23,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from sandbox.node_init import LOGIN_USER, PROVISIONED_MARKER
+from sandbox.node_init import LOGIN_USER
 from sandbox.processes import MARKER
 from sandbox.supervisor import Program
 from sandbox.topology import Cluster, Node
@@ -203,11 +203,6 @@ def write_host(sandbox_dir: Path, cluster: Cluster, node: Node, service_accounts
         "service_accounts": list(service_accounts),
     }
     return entry, program
-
-
-def was_provisioned(node: dict) -> bool:
-    """True once the node's init has created its accounts (they persist in its upper dir across down/up)."""
-    return (Path(node["upper"]) / PROVISIONED_MARKER.lstrip("/")).exists()
 
 
 def account_lines(node: dict, user: str, group: str) -> dict:

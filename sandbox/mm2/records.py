@@ -16,7 +16,6 @@ from collections import namedtuple
 from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_records import Checkpoint, Heartbeat, OffsetSync
 from sandbox.mm2.policy import HEARTBEATS_TOPIC, ReplicationPolicy
 
-INTERNAL_PARTITION = 0  # MM2's internal topics have one partition, and it writes every record there
 Record = namedtuple("Record", "topic key value")
 
 
