@@ -17,7 +17,7 @@ import re
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import ReplicationPolicy
 from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_names import NameFilter, regex_problems
 from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_topics import canonical_config_value
-from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_versions import KafkaVersion
+from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_versions import INCREMENTAL_ALTER_CONFIGS_SINCE, KafkaVersion
 from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_topics import is_protected_topic
 
 # Topic settings that describe the source cluster rather than the data: the same list MirrorMaker 2 leaves out when it
@@ -30,10 +30,10 @@ DEFAULT_EXCLUDED_CONFIGS = [
     r"unclean\.leader\.election\.enable",
     r"min\.insync\.replicas",
 ]
-# MirrorSourceConnector.syncTopicConfigs: before 3.5 the deprecated AlterConfigs, which leaves the remote topic with the
-# synced set only; from 3.5 IncrementalAlterConfigs (KIP-894), which sets the source's overrides and deletes the keys the
-# source leaves at their default, and leaves config.properties.exclude's keys alone.
-INCREMENTAL_CONFIG_SYNC_SINCE = KafkaVersion(3, 5, 0)
+# MirrorSourceConnector.syncTopicConfigs: before 3.5 (mm2_versions.INCREMENTAL_ALTER_CONFIGS_SINCE) the deprecated
+# AlterConfigs, which leaves the remote topic with the synced set only; from 3.5 IncrementalAlterConfigs (KIP-894), which
+# sets the source's overrides and deletes the keys the source leaves at their default, and leaves config.properties.exclude's
+# keys alone.
 
 
 def _policy(rules):
@@ -135,7 +135,7 @@ def _sync_rule(version, replaced, incremental):
     if version is None:
         return ("MirrorMaker 2 sets it back to the source's configs (from Kafka 3.5 keeping config.properties.exclude keys; "
                 "before 3.5 replacing all of them, excluded keys too)", replaced) if replaced else None
-    if version < INCREMENTAL_CONFIG_SYNC_SINCE:
+    if version < INCREMENTAL_ALTER_CONFIGS_SINCE:
         return ("MirrorMaker 2 of Kafka %s replaces all of its configs with the source's (AlterConfigs, before 3.5)" % (version,),
                 replaced) if replaced else None
     return ("MirrorMaker 2 of Kafka %s sets it back to the source's configs and deletes overrides the source does not have "

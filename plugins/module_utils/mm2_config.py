@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.findings import ERROR, finding_text, min_insync_findings
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.patterns import split_patterns
 from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_client_properties import java_client_properties
 from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_keys import check_extra_properties, exclude_key, unread_keys
 from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_versions import FEATURES, MM1_REMOVED, KafkaVersion, broker_too_old, requires
@@ -127,6 +128,7 @@ class MirrorConfig:
 
 
 def _patterns(value):
+    """A pattern list rendered as MirrorMaker reads a LIST property: the items joined by commas (_mm2.patterns reads it back)."""
     if value is None:
         return None
     items = [value] if isinstance(value, str) else list(value)
@@ -412,7 +414,7 @@ def _mm1_config(builder):
     producer.update({"acks": "all", "max.in.flight.requests.per.connection": 1, "retries": 2147483647})
     config.secret_keys = {key.split(".", 1)[1] for key in config.secret_keys}
     # --whitelist is the one spelling every MirrorMaker 1 release accepts (--include only arrived in 3.0).
-    config.command_args = ["--whitelist", "|".join("(%s)" % pattern for pattern in _patterns(flow["topics"]).split(",")),
+    config.command_args = ["--whitelist", "|".join("(%s)" % pattern for pattern in split_patterns(flow["topics"])),
                            "--num.streams", str(int(model["mm1_num_streams"]))]
     config.files[MM1_CONSUMER_FILE] = consumer
     config.files[MM1_PRODUCER_FILE] = producer

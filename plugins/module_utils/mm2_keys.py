@@ -17,7 +17,7 @@ import difflib
 import re
 
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import INTERNAL_SEPARATOR_SWITCH_SINCE
-from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_versions import FEATURES, KafkaVersion
+from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_versions import FEATURES, INCREMENTAL_ALTER_CONFIGS_SINCE, KafkaVersion
 
 # KIP-629: the include/exclude spelling of the MM2 filters appeared in Kafka 2.7.
 EXCLUDE_KEYS_SINCE = KafkaVersion.parse("2.7")
@@ -72,7 +72,7 @@ KEYS_SINCE = {
     "listeners.https.": (FEATURES["dedicated_rest"][0], "KIP-710, the REST server of dedicated MirrorMaker"),
     "rest.": (FEATURES["dedicated_rest"][0], "KIP-710, the REST server of dedicated MirrorMaker"),
     "exactly.once.source.support": (FEATURES["exactly_once"][0], "KIP-618 in dedicated MirrorMaker, which needs KIP-710"),
-    "use.incremental.alter.configs": (KafkaVersion(3, 5, 0), "KIP-894, MirrorSourceConfig.USE_INCREMENTAL_ALTER_CONFIGS"),
+    "use.incremental.alter.configs": (INCREMENTAL_ALTER_CONFIGS_SINCE, "KIP-894, MirrorSourceConfig.USE_INCREMENTAL_ALTER_CONFIGS"),
     "add.source.alias.to.metrics": (KafkaVersion(3, 5, 0), "MirrorSourceConfig.ADD_SOURCE_ALIAS_TO_METRICS"),
     "replication.policy.internal.topic.separator.enabled": (
         KafkaVersion(*INTERNAL_SEPARATOR_SWITCH_SINCE), "KAFKA-15102, MirrorClientConfig.INTERNAL_TOPIC_SEPARATOR_ENABLED"),

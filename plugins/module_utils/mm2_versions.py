@@ -34,6 +34,9 @@ FEATURES = {
     "exactly_once": (KafkaVersion(3, 5, 0), "KIP-618/KIP-656"),
 }
 MM1_REMOVED = KafkaVersion(4, 0, 0)
+# KIP-894: MirrorSourceConnector syncs topic configs with IncrementalAlterConfigs (use.incremental.alter.configs), not the
+# deprecated AlterConfigs, from 3.5.0 on. A release fact, not a FEATURES entry: nothing asks for it or gates on it.
+INCREMENTAL_ALTER_CONFIGS_SINCE = KafkaVersion(3, 5, 0)
 # KIP-896: Kafka 4.0 clients (MirrorMaker 2 included) dropped the protocol versions of brokers older than 2.1.
 CLIENTS_NEED_BROKERS = ((KafkaVersion(4, 0, 0), KafkaVersion(2, 1, 0), "KIP-896"),)
 

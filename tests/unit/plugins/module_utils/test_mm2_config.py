@@ -210,6 +210,14 @@ def test_mm1_engine_for_old_clusters():
     assert config.command_args == ["--whitelist", "(orders.*)|(payments)", "--num.streams", "4"]
 
 
+@pytest.mark.parametrize("topics", [["orders.*", "payments"], ["orders.*, payments"], "orders.*,payments", ["orders.*  ,payments", " "]])
+def test_mm1_whitelist_splits_patterns_with_the_one_comma_rule(topics):
+    """_mm2.patterns' rule (ConfigDef LIST, blanks around commas ignored): `a, b` is `(a)|(b)`, never `(a)|( b)`."""
+    flows = [{"source": "primary", "target": "secondary", "topics": topics}]
+    config = build_config(model(engine="mm1", kafka_version="2.3", flows=flows))
+    assert config.command_args[:2] == ["--whitelist", "(orders.*)|(payments)"]
+
+
 def test_mm1_needs_one_flow_and_pre_4():
     two = [{"source": "primary", "target": "secondary"}, {"source": "secondary", "target": "primary"}]
     assert "exactly one enabled flow" in errors_of(engine="mm1", kafka_version="2.3", flows=two)

@@ -134,3 +134,13 @@ def test_cluster_version_from_apiversions_against_the_clients_of_mirrormaker(mir
 
 def test_unparsable_cluster_version_is_an_error():
     assert "cluster primary: kafka_version" in refused("3.9", cluster_facts={"primary": {"kafka_version": "unknown"}})
+
+
+def test_kip_894_is_one_release_fact():
+    """use.incremental.alter.configs (mm2_keys) and the config sync rule of copy_from (kafka_topic_copy) read the same fact."""
+    from ansible_collections.kafkaops.mirror.plugins.module_utils import kafka_topic_copy, mm2_keys
+    from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_versions import INCREMENTAL_ALTER_CONFIGS_SINCE
+
+    assert INCREMENTAL_ALTER_CONFIGS_SINCE == KafkaVersion(3, 5, 0)
+    assert mm2_keys.KEYS_SINCE["use.incremental.alter.configs"][0] is INCREMENTAL_ALTER_CONFIGS_SINCE
+    assert kafka_topic_copy.INCREMENTAL_ALTER_CONFIGS_SINCE is INCREMENTAL_ALTER_CONFIGS_SINCE
