@@ -23,12 +23,9 @@ from __future__ import annotations
 
 import time
 
-from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
-
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.internal_records import decode_records
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import FlowNames
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.selection import MirrorFilter
-from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_client import kafka_connection_argument_spec
 from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_topic_report import last_stable_offsets, partition_offsets
 from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_records import Checkpoint, Heartbeat, OffsetSync
 from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_stale_state import SyncTrail, stale_state_findings
@@ -315,15 +312,6 @@ class MirrorStatusError(Exception):
         self.result = result or {}
 
 
-def _validated_source(params, no_log_values):
-    validator = ArgumentSpecValidator(kafka_connection_argument_spec())
-    validated = validator.validate(params["source"] or {})
-    no_log_values.update(validated._no_log_values)  # pylint: disable=protected-access
-    if validated.error_messages:
-        raise MirrorStatusError("option source (connection to cluster %s): %s" % (params["source_alias"], "; ".join(validated.error_messages)))
-    return validated.validated_parameters
-
-
 def flow_options(params):
     """The flow description FlowStatus needs, validated before any connection is made."""
     errors = []
@@ -350,12 +338,13 @@ def flow_options(params):
     return {"names": names, "filter": mirror_filter, "version": version}
 
 
-def run_status(params, connection_factory, no_log_values):
-    """What module kafka_mirror_status returns; raises MirrorStatusError when waiting timed out."""
-    source_params = _validated_source(params, no_log_values)
+def run_status(params, connection_factory):
+    """What module kafka_mirror_status returns; raises MirrorStatusError when waiting timed out.
+
+    params["source"] is validated by the module's argument spec (nested options, secrets no_log) like the target's options."""
     flow = flow_options(params)
     wait_for = params["wait_for"] if params["wait"] else []
-    with connection_factory(source_params) as source, connection_factory(params) as target:
+    with connection_factory(params["source"]) as source, connection_factory(params) as target:
         read = FlowStatus(source, target, flow).read
         if params["wait"]:
             status, unmet, progress = wait_until_healthy(read, wait_for, params["max_lag"], params["max_heartbeat_age"],

@@ -32,6 +32,7 @@ extends_documentation_fragment:
   - kafkaops.mirror.attributes
   - kafkaops.mirror.attributes.info_module
   - kafkaops.mirror.kafka_connection
+  - kafkaops.mirror.kafka_connection.source_cluster
 options:
   source:
     description:
@@ -261,7 +262,7 @@ from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_status import 
 def argument_spec():
     spec = kafka_connection_argument_spec()
     spec.update(
-        source=dict(type="dict", required=True),
+        source=dict(type="dict", required=True, options=kafka_connection_argument_spec()),
         source_alias=dict(type="str", required=True),
         target_alias=dict(type="str", required=True),
         replication_policy=dict(type="str", default="default", choices=list(POLICIES)),
@@ -286,7 +287,7 @@ def main():
     module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
     ensure_kafka_python(module)
     try:
-        result = run_status(module.params, KafkaConnection, module.no_log_values)
+        result = run_status(module.params, KafkaConnection)
     except (KafkaConnectionError, MirrorStatusError) as exc:
         module.fail_json(msg=str(exc), changed=False, **getattr(exc, "result", {}))
     for item in result["stale_state"]:

@@ -263,7 +263,7 @@ def status(scenarios):
               "topics": ["scen-.*"], "groups": [APP_GROUP], "wait_for": ["offset_syncs", "lag"]}
     validated = ArgumentSpecValidator(status_argument_spec()).validate(params)
     assert not validated.error_messages, validated.error_messages
-    return run_status(validated.validated_parameters, KafkaConnection, set())
+    return run_status(validated.validated_parameters, KafkaConnection)
 
 
 def wait_mirrored(scenarios, timeout_s=60):
