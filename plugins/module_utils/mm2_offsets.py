@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import time
 
-from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.internal_records import decode_records
-from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import FlowNames
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.flow_options import flow_names
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.internal_records import InternalTopicReader
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.patterns import DEFAULT_GROUPS_EXCLUDE, compile_patterns, matches_any
 from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_client import KafkaConnection, KafkaError
 from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_failover_preview import COUNTED, NOT_MIRRORED, SKIP, fingerprint, preview
@@ -81,26 +81,16 @@ def read_partitions(consumer, partitions, timeout_s, what, start=None, stop=None
     return records
 
 
-def topic_partitions(admin, topic):
-    """TopicPartitions of `topic`, or [] when the topic does not exist."""
-    metadata = admin.describe_topics([topic])
-    for entry in metadata:
-        if entry.get("name") == topic and not entry.get("error_code"):
-            return sorted(TopicPartition(topic, part["partition_index"]) for part in entry["partitions"])
-    return []
-
-
 def read_internal_topic(connection, topic, record_class, timeout_s):
-    """(found, [decoded record], [undecodable message]) of one MirrorMaker internal topic (_mm2.internal_records' rule)."""
-    admin = connection.admin()
-    if topic not in admin.list_topics():
+    """(found, [decoded record], [undecodable message]) of one MirrorMaker internal topic, read to its end (_mm2.internal_records'
+    reader and rule); raises OffsetsError when it is not read to its end within timeout_s."""
+    if topic not in connection.admin().list_topics():
         return False, [], []
-    decoded, bad = [], []
-    read = read_partitions(connection.consumer(), topic_partitions(admin, topic), timeout_s, f"topic {topic}")
-    for _tp, records in sorted(read.items()):
-        records_decoded, problems = decode_records(records, record_class, topic)
-        decoded += records_decoded
-        bad += problems
+    reader = InternalTopicReader(connection, topic, timeout_s=timeout_s)
+    decoded, bad = reader.new_decoded(record_class)
+    if reader.behind:
+        detail = ", ".join(f"{tp.topic}[{tp.partition}] at {position} of {end}" for tp, (position, end) in reader.behind.items())
+        raise OffsetsError(f"reading topic {topic} timed out after {timeout_s:.0f} s ({detail}); raise read_timeout or check the brokers")
     return True, decoded, bad
 
 
@@ -169,8 +159,10 @@ def collect(target, source, params):
     timeout_s = params["read_timeout"]
     patterns = compile_patterns(params["groups"], "groups")
     exclude = compile_patterns(DEFAULT_GROUPS_EXCLUDE if params.get("groups_exclude") is None else params["groups_exclude"], "groups_exclude")
-    names = FlowNames(params["source_alias"], params.get("target_alias"), params["replication_policy"], params["replication_policy_separator"],
-                      params["offset_syncs_topic_location"], parse_version(params.get("mirrormaker_version")))
+    flow = flow_names(params)  # the module checked these options already (option_problems), with the same owner
+    if flow.problems:
+        raise OffsetsError("invalid options: " + "; ".join(flow.problems))
+    names = flow.names
     policy = names.policy
     facts = dict(offset_syncs_found=None, undecodable=[], warnings=[], syncs=None)
 

@@ -10,9 +10,9 @@ changes anything.
 """
 from __future__ import annotations
 
-from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import FlowNames
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.flow_options import flow_names
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.patterns import matches_any, pattern_problems
-from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_offset_translation import SyncHistory, parse_version, translate
+from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_offset_translation import SyncHistory, translate
 
 COMMIT = "commit"
 UP_TO_DATE = "up_to_date"
@@ -159,12 +159,11 @@ def syncs_by_partition(records):
 
 
 def option_problems(params):
-    """Problems with option values and combinations that the argument spec cannot express, as messages."""
+    """Problems with option values and combinations that the argument spec cannot express, as messages; the flow options'
+    are _mm2.flow_options' (the same check as kafka_mirror_status and kafka_mirror_topic_drift_info)."""
     problems = pattern_problems("groups", params.get("groups")) + pattern_problems("groups_exclude", params.get("groups_exclude"))
     if not params.get("groups"):
         problems.append("groups is empty: give at least one regular expression (['.*'] for all groups)")
-    if not params.get("source_alias"):
-        problems.append("source_alias is empty")
     # Checked here rather than with required_if, which takes an option given as null for one that is set.
     if params.get("offset_syncs") and not params.get("target_alias"):
         problems.append("offset_syncs needs target_alias (it names the offset-syncs topic)")
@@ -175,17 +174,4 @@ def option_problems(params):
     for name, least in (("verify_window", 1), ("read_timeout", 1)):
         if (params.get(name) or 0) < least:
             problems.append(f"{name} must be at least {least}")
-    if params.get("replication_policy") == "default" and not params.get("replication_policy_separator"):
-        problems.append("replication_policy_separator must not be empty")
-    version = None
-    try:
-        version = parse_version(params.get("mirrormaker_version"))
-    except ValueError as exc:
-        problems.append(f"mirrormaker_version: {exc}")
-    if params.get("source_alias") and params.get("replication_policy_separator"):
-        try:
-            FlowNames(params["source_alias"], params.get("target_alias"), params.get("replication_policy") or "default",
-                      params["replication_policy_separator"], params.get("offset_syncs_topic_location") or "source", version)
-        except ValueError as exc:
-            problems.append(str(exc))
-    return problems
+    return problems + flow_names(params).problems

@@ -23,13 +23,13 @@ from __future__ import annotations
 
 import time
 
-from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.internal_records import decode_records
-from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import FlowNames
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.flow_options import flow_names
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.internal_records import InternalTopicReader
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.selection import MirrorFilter
 from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_topic_report import last_stable_offsets, partition_offsets
 from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_records import Checkpoint, Heartbeat, OffsetSync
 from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_stale_state import SyncTrail, stale_state_findings
-from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_versions import FEATURES, KafkaVersion
+from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_versions import FEATURES
 from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_wait import CONDITIONS
 
 try:
@@ -111,45 +111,6 @@ class RecordCounter:
                     del ends[tp]
 
 
-class TopicFollower:
-    """Reads one topic once from its start (or its last `tail` records), then only what was appended since the last call.
-
-    Polling while waiting re-reads nothing: offset-syncs and checkpoint topics of a long-running mirror are large.
-    """
-
-    def __init__(self, connection, topic, tail=None, timeout_s=30.0):
-        self.connection, self.topic, self.tail, self.timeout_s = connection, topic, tail, timeout_s
-        self._consumer = None
-        self._partitions = []
-
-    def _start(self):
-        self._consumer = self.connection.consumer()
-        self._partitions = [TopicPartition(self.topic, p) for p in sorted(self._consumer.partitions_for_topic(self.topic) or [])]
-        self._consumer.assign(self._partitions)
-        begins, ends = self._consumer.beginning_offsets(self._partitions), self._consumer.end_offsets(self._partitions)
-        for tp in self._partitions:
-            self._consumer.seek(tp, begins[tp] if self.tail is None else max(begins[tp], ends[tp] - self.tail))
-
-    def new_records(self):
-        if self._consumer is None:
-            self._start()
-        ends = self._consumer.end_offsets(self._partitions)
-        remaining = {tp for tp in self._partitions if self._consumer.position(tp) < ends[tp]}
-        out, deadline = [], time.monotonic() + self.timeout_s
-        while remaining and time.monotonic() < deadline:
-            for tp, batch in self._consumer.poll(timeout_ms=500).items():
-                out.extend(batch)
-                if self._consumer.position(tp) >= ends[tp]:
-                    remaining.discard(tp)
-        return out
-
-
-def _decode_all(records, codec, problems, topic):
-    decoded, bad = decode_records(records, codec, topic)
-    problems.extend(bad)
-    return decoded
-
-
 class FlowStatus:
     """What MirrorMaker 2 left on both clusters for one flow; read() can be called repeatedly and reads only what is new."""
 
@@ -160,7 +121,7 @@ class FlowStatus:
         self.syncs_topic = self.names.offset_syncs_topic
         self.checkpoints_topic = self.names.checkpoints_topic
         self.remote_heartbeats = self.names.remote_heartbeats_topic
-        self._followers = {}
+        self._readers = {}
         self._target_records = RecordCounter(target) if may_write_transactions(self.names.policy.version) else None
         self.sync_trail = SyncTrail()
         self.latest_checkpoints = {}
@@ -168,35 +129,45 @@ class FlowStatus:
         self.replicated_heartbeat_ms = None
         self.decode_problems = []
 
-    def _follow(self, side, topic, existing, tail=None):
-        """New records of a topic, or [] while it does not exist (a metadata request for it could auto-create it)."""
+    def _reader(self, side, topic, existing, tail=None):
+        """The reader of a topic (_mm2.internal_records), or None while it does not exist (a metadata request for it could
+        auto-create it)."""
         if topic not in existing:
-            return []
+            return None
         key = (side, topic)
-        if key not in self._followers:
-            self._followers[key] = TopicFollower(self.source if side == "source" else self.target, topic, tail)
-        return self._followers[key].new_records()
+        if key not in self._readers:
+            self._readers[key] = InternalTopicReader(self.source if side == "source" else self.target, topic, tail)
+        return self._readers[key]
+
+    def _decoded(self, side, topic, existing, codec, tail=None):
+        """New records of one of MM2's internal topics, decoded (undecodable ones go to decode_problems)."""
+        reader = self._reader(side, topic, existing, tail)
+        if reader is None:
+            return []
+        decoded, problems = reader.new_decoded(codec)
+        self.decode_problems.extend(problems)
+        return decoded
 
     def _offsets(self, side, tps):
         return partition_offsets((self.source if side == "source" else self.target).admin(), tps)
 
     def _read_internal_topics(self, existing_source, existing_target):
         on_source = self.names.offset_syncs_location == "source"
-        syncs = self._follow("source" if on_source else "target", self.syncs_topic, existing_source if on_source else existing_target)
-        for sync in _decode_all(syncs, OffsetSync, self.decode_problems, self.syncs_topic):
+        for sync in self._decoded("source" if on_source else "target", self.syncs_topic, existing_source if on_source else existing_target,
+                                  OffsetSync):
             # The topic holds the syncs of every topic of this source and target; the flow's data topics are the ones measured.
             if self.filter.replicates_topic(sync.topic) and not self.filter.is_heartbeats(sync.topic):
                 self.sync_trail.add(sync)
-        beats = self._follow("target", self.names.heartbeats_topic, existing_target, tail=HEARTBEAT_TAIL)
-        ours = [beat.timestamp_ms for beat in _decode_all(beats, Heartbeat, self.decode_problems, self.names.heartbeats_topic)
-                if (beat.source_alias, beat.target_alias) == (self.source_alias, self.target_alias)]
+        beats = self._decoded("target", self.names.heartbeats_topic, existing_target, Heartbeat, tail=HEARTBEAT_TAIL)
+        ours = [beat.timestamp_ms for beat in beats if (beat.source_alias, beat.target_alias) == (self.source_alias, self.target_alias)]
         if ours:
             self.emitted_heartbeat_ms = max(ours + [self.emitted_heartbeat_ms or 0])
-        replicated = self._follow("target", self.remote_heartbeats, existing_target, tail=HEARTBEAT_TAIL)
+        # The replicated heartbeats are a data topic: their record timestamps are what counts, they are not decoded.
+        reader = self._reader("target", self.remote_heartbeats, existing_target, tail=HEARTBEAT_TAIL)
+        replicated = reader.new_records() if reader else []
         if replicated:
             self.replicated_heartbeat_ms = max([r.timestamp for r in replicated] + [self.replicated_heartbeat_ms or 0])
-        records = self._follow("target", self.checkpoints_topic, existing_target)
-        for checkpoint in _decode_all(records, Checkpoint, self.decode_problems, self.checkpoints_topic):
+        for checkpoint in self._decoded("target", self.checkpoints_topic, existing_target, Checkpoint):
             if self.filter.replicates_group(checkpoint.group):
                 self.latest_checkpoints[(checkpoint.group, checkpoint.topic, checkpoint.partition)] = checkpoint
 
@@ -313,29 +284,24 @@ class MirrorStatusError(Exception):
 
 
 def flow_options(params):
-    """The flow description FlowStatus needs, validated before any connection is made."""
-    errors = []
-    for name in ("source_alias", "target_alias"):
-        if not params[name].strip():
-            errors.append("%s must not be empty" % name)
-    if params["source_alias"] == params["target_alias"]:
-        errors.append("source_alias and target_alias are both %r" % params["source_alias"])
+    """The flow description FlowStatus needs, validated before any connection is made (the flow options by _mm2.flow_options)."""
+    flow = flow_names(params, require_target=True)
+    errors = list(flow.problems)
     for name in ("max_lag", "max_heartbeat_age"):
         if params[name] < 0:
             errors.append("%s must be >= 0, got %d" % (name, params[name]))
     for name in ("timeout", "poll_interval"):
         if params[name] <= 0:
             errors.append("%s must be > 0, got %d" % (name, params[name]))
-    try:
-        version = KafkaVersion.parse(params["mirrormaker_version"]) if params.get("mirrormaker_version") else None
-        names = FlowNames(params["source_alias"], params["target_alias"], params["replication_policy"], params["replication_policy_separator"],
-                          params["offset_syncs_topic_location"], version)
-        mirror_filter = MirrorFilter(names, params["topics"], params["topics_exclude"], params["groups"], params["groups_exclude"])
-    except ValueError as exc:
-        errors.append(str(exc))
+    mirror_filter = None
+    if flow.names is not None:
+        try:
+            mirror_filter = MirrorFilter(flow.names, params["topics"], params["topics_exclude"], params["groups"], params["groups_exclude"])
+        except ValueError as exc:
+            errors.append(str(exc))
     if errors:
         raise MirrorStatusError("invalid options, nothing was read: " + "; ".join(errors))
-    return {"names": names, "filter": mirror_filter, "version": version}
+    return {"names": flow.names, "filter": mirror_filter, "version": flow.version}
 
 
 def run_status(params, connection_factory):

@@ -15,12 +15,11 @@ Remote topic names come from the flow's FlowNames (_mm2.naming), never derived h
 from __future__ import annotations
 
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.findings import ERROR, INFO, SEVERITIES, WARNING, finding, min_insync_findings
-from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import FlowNames
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.flow_options import flow_names
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.selection import MirrorFilter
 from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_client import KafkaConnectionError, KafkaError
 from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_topic_admin import read_topic_configs, read_topics
 from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_topics import canonical_config_value, config_value_text
-from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_versions import KafkaVersion
 
 CLEANUP_POLICY, MIN_INSYNC = "cleanup.policy", "min.insync.replicas"
 RETENTION_KEYS = ("retention.ms", "retention.bytes")
@@ -280,21 +279,11 @@ def read_side(admin, names):
 
 def flow_filter(params):
     """The flow's MirrorFilter from the module's options; ValueError names every bad option (checked before any connection)."""
-    problems = []
-    if not (params.get("source_alias") or "").strip():
-        problems.append("source_alias must not be empty")
-    elif params.get("target_alias") == params["source_alias"]:
-        problems.append("source_alias and target_alias are both %r" % params["source_alias"])
-    try:
-        version = KafkaVersion.parse(params["mirrormaker_version"]) if params.get("mirrormaker_version") else None
-    except ValueError as exc:
-        problems.append(str(exc))
-        version = None
+    flow = flow_names(params)  # the flow options' one check (_mm2.flow_options); the offset syncs are not read here
+    problems = flow.problems
     if not problems:
         try:
-            names = FlowNames(params["source_alias"], params.get("target_alias"), params["replication_policy"],
-                              params["replication_policy_separator"], version=version)
-            return MirrorFilter(names, params["topics"], params.get("topics_exclude"))
+            return MirrorFilter(flow.names, params["topics"], params.get("topics_exclude"))
         except ValueError as exc:
             problems.append(str(exc))
     raise ValueError("invalid options, nothing was read: " + "; ".join(problems))

@@ -8,7 +8,10 @@
   as Apache Kafka's connect/mirror-client defines them for each release.
 - selection: which topics and groups one flow replicates (MirrorSourceConnector.shouldReplicateTopic, the filters).
 - findings: the one severity of each finding that more than one module reports.
-- internal_records: the one rule for reading MM2's internal topics (tombstones, undecodable records).
+- internal_records: the one reader of MM2's internal topics and its one rule for their records (tombstones, undecodable
+  records).
+- flow_options: the one check of the options that describe a flow (aliases, policy, separator, offset-syncs location,
+  release), for the modules that read one.
 
 The validation job (roles/mirror_validation) cannot import the collection: its naming.py is generated from patterns.py and
 naming.py by scripts/vendor_mm2_naming.py, and a unit test fails when the two drift apart.
