@@ -7,12 +7,10 @@ SANDBOX_DIR ?= $(CURDIR)/.sandbox
 PROVIDER ?= noida
 KEEP ?= 0
 
-# ansible-doc, molecule and the tests find the collection through this path (docs/reference/toolchain.md #3).
-ifeq ($(notdir $(abspath $(CURDIR)/../..)),ansible_collections)
-COLLECTIONS_PATH := $(abspath $(CURDIR)/../../..)
-else
+# ansible-doc, molecule and the tests find the collection through this path (docs/reference/toolchain.md #3): the folder
+# where `make venv` links the checkout in every layout, a CI checkout at .../ansible_collections/kafkaops/mirror included
+# (tests.support.checkout.collections_path(), pytest.ini's pythonpath).
 COLLECTIONS_PATH := $(VENV)/collections
-endif
 export ANSIBLE_COLLECTIONS_PATH := $(COLLECTIONS_PATH)
 export PATH := $(BIN):$(PATH)
 export PYTHONPATH := $(CURDIR)

@@ -14,11 +14,14 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def _collections_path():
-    """The folder above ansible_collections/ holding this checkout (CI checkouts sit at .../ansible_collections/kafkaops/mirror)."""
+    """The folder above ansible_collections/ to import the collection from (the stand-in shares its record codec).
+
+    The first folder of ANSIBLE_COLLECTIONS_PATH, which make, tests.support.ansible_play and the node's wrapper script
+    (sandbox/kafka_home.py) set; without it the checkout's .venv/collections, where `make venv` links the checkout in every
+    layout (tests.support.checkout.collections_path()).
+    """
     if os.environ.get("ANSIBLE_COLLECTIONS_PATH"):
         return os.environ["ANSIBLE_COLLECTIONS_PATH"].split(os.pathsep)[0]
-    if REPO.parts[-3:] == ("ansible_collections", "kafkaops", "mirror"):
-        return str(REPO.parents[2])
     return str(REPO / ".venv" / "collections")
 
 
