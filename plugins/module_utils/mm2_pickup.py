@@ -20,7 +20,7 @@ MirrorMaker never deletes remote topics, and neither does the role unless told t
 """
 from __future__ import annotations
 
-from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import ReplicationPolicy, parse_release
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import ReplicationPolicy
 
 LISTED = 10  # topics named per reason; the rest are counted
 

@@ -100,8 +100,8 @@ def test_replication_factor_and_version_gates(sandbox):
         admin.close()
 
     # The release detected in the sandbox's Kafka home (3.9) has exactly-once although the brokers answer like 3.3.
-    passing = run_playbook(PLAYBOOK, inventory=inventory(sandbox), extra_vars={"preflight_clock_check": False, "preflight_stale_state_check": False,
-                                                                              "preflight_required_features": ["exactly_once"]})
+    passing_vars = {"preflight_clock_check": False, "preflight_stale_state_check": False, "preflight_required_features": ["exactly_once"]}
+    passing = run_playbook(PLAYBOOK, inventory=inventory(sandbox), extra_vars=passing_vars)
     assert not passing.failed, passing.stdout[-4000:]
     assert passing.changed_count == 0
     assert "MirrorMaker runs Kafka 3.9.0" in "\n".join(passing.task(SUMMARY_TASK)["msg"])
