@@ -36,11 +36,11 @@ def test_slices_per_partition():
 
 
 def test_pairs_mark_missing_targets_and_no_match_is_an_error():
-    pairs = pair_topics({"orders": 8, "payments": 3}, {"primary.orders": 8}, ".*", None, "primary", "default", ".")
+    pairs = pair_topics({"orders": 8, "payments": 3}, {"primary.orders": 8}, ".*", None, FlowNames("primary", None))
     assert [(p.source_topic, p.target_topic, p.target_exists) for p in pairs] == [
         ("orders", "primary.orders", True), ("payments", "primary.payments", False)]
     with pytest.raises(ValidationUnavailable, match="no source topic matches"):
-        pair_topics({"orders": 8}, {}, "nothing", None, "primary", "default", ".")
+        pair_topics({"orders": 8}, {}, "nothing", None, FlowNames("primary", None))
 
 
 def test_small_slices_are_packed_into_few_tasks_and_large_ones_stay_alone():

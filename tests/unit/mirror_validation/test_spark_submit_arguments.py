@@ -1,10 +1,12 @@
 # Copyright: kafkaops.mirror contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The spark-submit command line the mirror_validation role builds for YARN, and the Spark settings it refuses.
+"""The spark-submit command line the mirror_validation role builds for YARN, the Spark settings it refuses, and the
+MirrorMaker release it hands the job.
 
 The role runs on local hosts against a recording spark-submit stand-in (mirror_validation_spark_submit): it writes
 the argv and environment it was started with, and a passing report so that the role runs to its end. One
-ansible-playbook run covers every host; each host is one case.
+ansible-playbook run covers every host; each host is one case. Every host's mirrormaker2_kafka_home is a Kafka home
+whose libs hold the 2.4.1 jars (HDInsight 5.0), which the mirrormaker2 role's detection reads unless a host sets a release.
 """
 from __future__ import annotations
 
@@ -44,6 +46,14 @@ YARN = {"mirror_validation_spark_master": "yarn", "mirror_validation_spark_queue
 # host: its settings; the UI of a local job is off unless the settings turn it on
 LOCAL = {"local": {"mirror_validation_spark_master": "local[*]"},
          "local-with-ui": {"mirror_validation_spark_master": "local[2]", "mirror_validation_spark_conf": {"spark.ui.enabled": "true"}}}
+# host: (its settings, the release the job must get, whether it gets --no-internal-topic-separator)
+RELEASES = {
+    "detected": ({}, "2.4.1", False),
+    "release-set": ({"mirror_validation_mirrormaker_version": "3.9"}, "3.9", False),
+    "mirrormaker2-settings": ({"mirrormaker2_kafka_version": "3.5.2",
+                               "mirrormaker2_properties": {"replication.policy.internal.topic.separator.enabled": "false"}}, "3.5.2", True),
+}
+DETECTED_KAFKA = "2.4.1"
 # host: (its settings, what the failure message must name)
 REFUSED = {
     "queue-without-yarn": ({"mirror_validation_spark_master": "spark://master:7077", "mirror_validation_spark_queue": "mirror-checks"},
@@ -60,13 +70,19 @@ def role_run(tmp_path_factory):
     spark_submit = root / "spark-submit"
     spark_submit.write_text(RECORDING_SPARK_SUBMIT % sys.executable)
     spark_submit.chmod(0o755)
+    kafka_home = root / "kafka"
+    (kafka_home / "libs").mkdir(parents=True)
+    for jar in ("kafka-clients-%s.jar" % DETECTED_KAFKA, "kafka_2.12-%s.jar" % DETECTED_KAFKA):
+        (kafka_home / "libs" / jar).write_bytes(b"")
     local = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable}
-    hosts = {"yarn": YARN, **LOCAL, **{host: settings for host, (settings, _named) in REFUSED.items()}}
+    hosts = {"yarn": YARN, **LOCAL, **{host: settings for host, (settings, _named) in REFUSED.items()},
+             **{host: settings for host, (settings, _release, _flag) in RELEASES.items()}}
     work = {host: root / host for host in hosts}
     inventory = {"all": {"children": {
         "primary_kafka": {"hosts": {"source": dict(local, kafka_bootstrap_servers="127.0.0.1:9", kafka_cluster_alias="primary")}},
         "secondary_kafka": {"hosts": {"target": dict(local, kafka_bootstrap_servers="127.0.0.1:9", kafka_cluster_alias="secondary")}},
-        "validators": {"hosts": {host: dict(local, **settings, mirror_validation_work_dir=str(work[host]))
+        "validators": {"vars": {"mirrormaker2_kafka_home": str(kafka_home)},
+                       "hosts": {host: dict(local, **settings, mirror_validation_work_dir=str(work[host]))
                                  for host, settings in hosts.items()}}}}}
     (root / "inventory.yml").write_text(yaml.safe_dump(inventory))
     role_vars = {"mirror_validation_spark_submit": str(spark_submit), "mirror_validation_python": sys.executable,
@@ -109,3 +125,20 @@ def test_a_local_job_starts_without_its_web_ui_unless_asked(role_run, host, conf
     argv = json.loads((work[host] / "reports" / "spark-submit.json").read_text())["argv"]
     assert argv[:4] == ["--master", LOCAL[host]["mirror_validation_spark_master"], "--deploy-mode", "client"]
     assert [argv[index + 1] for index, item in enumerate(argv) if item == "--conf"] == conf
+
+
+def _option(argv, flag):
+    return [argv[index + 1] for index, item in enumerate(argv) if item == flag]
+
+
+@pytest.mark.parametrize("host", sorted(RELEASES))
+def test_the_job_gets_the_release_that_runs_mirrormaker(role_run, host):
+    """--mirrormaker-version: set on the role, else the mirrormaker2 role's setting, else its detection in the Kafka home's
+    libs (HDInsight 5.0's 2.4.1 here); the internal-separator switch from mirrormaker2_properties."""
+    play, work = role_run
+    _settings, release, no_separator = RELEASES[host]
+    assert play.stats[host]["failures"] == 0, play.stdout[-3000:]
+    argv = json.loads((work[host] / "reports" / "spark-submit.json").read_text())["argv"]
+    assert _option(argv, "--mirrormaker-version") == [release]
+    assert ("--no-internal-topic-separator" in argv) is no_separator
+    assert _option(argv, "--separator") == ["."]

@@ -37,6 +37,11 @@ def build_parser():
     parser.add_argument("--policy", choices=POLICIES, default="default", help="MM2 replication policy")
     parser.add_argument("--separator", default=".", help="replication.policy.separator")
     parser.add_argument("--offset-syncs-location", choices=("source", "target"), default="source", help="offset-syncs.topic.location")
+    parser.add_argument("--mirrormaker-version", default="",
+                        help="Kafka release that runs MirrorMaker 2 (2.4.1, 3.9): names its internal topics as that release does"
+                             " (replication.policy.separator in them from 3.1, KIP-690); empty: the newest release's rules")
+    parser.add_argument("--no-internal-topic-separator", dest="internal_separator_enabled", action="store_false",
+                        help="replication.policy.internal.topic.separator.enabled=false (3.5.2+, KAFKA-15102): '.' in internal topic names")
     parser.add_argument("--report", help="write the JSON report here")
     parser.add_argument("--html", help="write the HTML report here")
     parser.add_argument("--catch-up-timeout", type=float, default=300.0, help="seconds to wait for the target to catch up")
@@ -81,17 +86,20 @@ def options_from_arguments(args, environ=None):
         problems.append("--catch-up-timeout must be >= 0 and --catch-up-interval > 0")
     if problems:
         raise ValueError("; ".join(problems))
-    return job.JobOptions(
+    options = job.JobOptions(
         source=connection_from_arguments(args, "source", args.receive_max_bytes, environ),
         target=connection_from_arguments(args, "target", args.receive_max_bytes, environ),
         topics=args.topics, exclude=args.exclude, source_alias=args.source_alias, target_alias=args.target_alias,
         policy=args.policy, separator=args.separator, offset_syncs_location=args.offset_syncs_location,
+        mirrormaker_version=args.mirrormaker_version.strip() or None, internal_separator_enabled=args.internal_separator_enabled,
         catch_up_timeout_s=args.catch_up_timeout, catch_up_interval_s=args.catch_up_interval,
         max_duplicate_ratio=args.max_duplicate_ratio, slice_records=args.slice_records, task_records=args.task_records,
         window_records=args.window_records,
         client=args.client,
         read_timeout_s=args.read_timeout, sample_limit=args.sample_limit,
     )
+    options.flow_names()  # a release that cannot run these settings (identity before 3.0, syncs on the target before 3.0) stops here
+    return options
 
 
 def ship_package(context):

@@ -151,7 +151,8 @@ def _groups_section(groups):
     rows = "".join(
         '<tr%s><td class="name">%s</td><td class="name">%s</td><td>%d</td><td>%d</td><td>%d</td><td>%d</td><td class="name">%s</td></tr>'
         % ("" if group["ok"] else ' class="defect"', escape(group["group"]), escape(group["target_topic"]), group["partition"],
-           group["upstream_offset"], group["downstream_offset"], group["limit"], escape(group["violation"] or "ok"))
+           group["upstream_offset"], group["downstream_offset"], group["limit"],
+           escape(group["violation"] or ("ok (in the records copied again after a restart)" if group.get("copied_again") else "ok")))
         for group in groups
     )
     return ('<h2>Consumer-group checkpoints</h2><table><tr><th class="name">group</th><th class="name">target topic</th><th>partition</th>'

@@ -17,7 +17,7 @@ from .catch_up import wait_for_target
 from .connection import Connection
 from .errors import ValidationUnavailable
 from .kafka_reader import open_reader, resolve_client
-from .naming import FlowNames
+from .naming import FlowNames, parse_release
 from .residue import KIND, MISPLACED, UNSETTLED, settle
 from .slices import SOURCE, TARGET, PartitionWork, Slice, pack, slice_partitions, work_size
 from .spark_io import RESIDUE, SUMMARY, ReadSettings, compare_partitions
@@ -37,6 +37,11 @@ class JobOptions:
     policy: str = "default"
     separator: str = "."
     offset_syncs_location: str = "source"
+    # The Kafka release that runs MirrorMaker 2 (`2.4.1`, `3.9`): its internal topics' names and the internal-topic rule
+    # differ by release (separator in them from 3.1, KIP-690). None: the newest release's rules.
+    mirrormaker_version: Optional[str] = None
+    # replication.policy.internal.topic.separator.enabled (3.5.2+, KAFKA-15102): false puts '.' back in internal names.
+    internal_separator_enabled: bool = True
     catch_up_timeout_s: float = 300.0
     catch_up_interval_s: float = 5.0
     max_duplicate_ratio: float = 0.01
@@ -46,6 +51,18 @@ class JobOptions:
     client: str = "auto"
     read_timeout_s: float = 30.0
     sample_limit: int = 10
+
+    def flow_names(self, with_target=True):
+        """The flow's names (naming.FlowNames) for the MirrorMaker release; ValueError for what that release cannot do."""
+        return FlowNames(self.source_alias, self.target_alias if with_target else None, self.policy, self.separator,
+                         self.offset_syncs_location, parse_release(self.mirrormaker_version), self.internal_separator_enabled)
+
+    def naming_rules(self):
+        """What the report says about the names it looked for."""
+        policy = self.flow_names(with_target=False).policy
+        release = ("MirrorMaker of Kafka %s" % self.mirrormaker_version if self.mirrormaker_version
+                   else "the newest MirrorMaker release (no --mirrormaker-version)")
+        return "internal topics named as %s does: separator %r in their names" % (release, policy.internal_separator)
 
 
 def _unavailable_from_spark(error):
@@ -85,8 +102,8 @@ class _Run:
     def prepare(self, source_reader, target_reader):
         options = self.options
         source_topics, target_topics = source_reader.topics(), target_reader.topics()
-        self.pairs = pair_topics(source_topics, target_topics, options.topics, options.exclude, options.source_alias,
-                                 options.policy, options.separator)
+        self.checks["naming"] = options.naming_rules()
+        self.pairs = pair_topics(source_topics, target_topics, options.topics, options.exclude, options.flow_names(with_target=False))
         snapshot_source(source_reader, self.pairs)
         live = [pair for pair in self.pairs if pair.target_exists]
         timestamp_types, problem = target_reader.timestamp_types([pair.target_topic for pair in live])
@@ -113,8 +130,7 @@ class _Run:
         if not options.target_alias:
             self.checks["offset_syncs"] = "skipped (no --target-alias)"
             return {}
-        topic = FlowNames(options.source_alias, options.target_alias, options.policy, options.separator,
-                          options.offset_syncs_location).offset_syncs_topic
+        topic = options.flow_names().offset_syncs_topic
         on_source = options.offset_syncs_location == "source"
         records = self._internal_topic(source_reader if on_source else target_reader, SOURCE if on_source else TARGET,
                                        topic, source_topics if on_source else target_topics)
@@ -126,7 +142,7 @@ class _Run:
         return mm2_checks.latest_syncs(self.syncs)
 
     def _load_checkpoints(self, target_reader, target_topics):
-        topic = FlowNames(self.options.source_alias, None, self.options.policy, self.options.separator).checkpoints_topic
+        topic = self.options.flow_names(with_target=False).checkpoints_topic
         records = self._internal_topic(target_reader, TARGET, topic, target_topics)
         if records is None:
             self.checks["checkpoints"] = "skipped (%s not found on the target)" % topic
@@ -176,8 +192,29 @@ class _Run:
             key = (row["pair"], row["partition"])
             limit, violation = mm2_checks.checkpoint_verdict(row["downstream"], summaries[key]["first_copies_after"].get(row["upstream"]),
                                                              bounds[key][3])
+            if violation == mm2_checks.SKIPS_RECORDS and self._copied_again(row, bounds[key]):
+                limit, violation = row["downstream"], None
+                row = dict(row, copied_again=True)
             checkpoint_rows.append(dict(row, limit=limit, violation=violation))
         return self._entries(counts, samples, misplaced, anchors, checkpoint_rows)
+
+    def _copied_again(self, row, bounds):
+        """Whether a checkpoint that skips the first copies of records is safe because MirrorMaker copied them again after
+        its downstream offset (mm2_checks.copied_again): both ranges read on the driver, when they hold at most
+        --slice-records offsets together (a group near the end of its partition, as after a restart); larger ones keep the
+        first-copy verdict."""
+        source_begin, source_end, target_begin, target_end, _behind = bounds
+        pair = next(pair for pair in self.pairs if pair.index == row["pair"])
+        source_range = Slice(SOURCE, pair.index, pair.source_topic, row["partition"], max(row["upstream"], source_begin), source_end, False)
+        target_range = Slice(TARGET, pair.index, pair.target_topic, row["partition"], max(row["downstream"], target_begin), target_end, False)
+        options = self.options
+        if work_size(source_range) + work_size(target_range) > options.slice_records:
+            return False
+        with open_reader(options.source, options.client, options.read_timeout_s) as source_reader, \
+                open_reader(options.target, options.client, options.read_timeout_s) as target_reader:
+            sources = [record for _part, record in source_reader.read_ranges([source_range])]
+            targets = [record for _part, record in target_reader.read_ranges([target_range])]
+        return mm2_checks.copied_again(sources, targets, pair.with_timestamp)
 
     def _compare_works(self, works, budget, window):
         """Read and compare `works` in Spark tasks: ({(pair, partition): summary}, residue RDD, the cached results)."""
@@ -206,7 +243,9 @@ class _Run:
             pair = names[row["pair"]]
             groups.append({"group": row["group"], "source_topic": pair.source_topic, "target_topic": pair.target_topic,
                            "partition": row["partition"], "upstream_offset": row["upstream"], "downstream_offset": row["downstream"],
-                           "limit": row["limit"], "ok": row["violation"] is None, "violation": row["violation"]})
+                           "limit": row["limit"], "ok": row["violation"] is None, "violation": row["violation"],
+                           # the records after the upstream offset were copied again after their first copies (a restart)
+                           "copied_again": row.get("copied_again", False)})
 
         def of(pair, table):
             return {partition: value for (index, partition), value in table.items() if index == pair.index}
@@ -321,6 +360,7 @@ def run(context, options, prepared=None):
         "source_bootstrap": options.source.bootstrap_servers,
         "target_bootstrap": options.target.bootstrap_servers,
         "thresholds": {"max_duplicate_ratio": options.max_duplicate_ratio},
+        "mirrormaker_version": options.mirrormaker_version,
         "checks": state.checks,
         "timings": state.timings,
         # ru_maxrss is in KiB on Linux: the driver's Python process, which never holds records.

@@ -3,7 +3,10 @@ partition_match.py) and consumer-group checkpoints. Both topics are compacted: t
 partition and group, not per mirrored record."""
 from __future__ import annotations
 
+from .fingerprint import record_fingerprint
 from .mm2_formats import RecordFormatError, decode_checkpoint, decode_offset_sync
+
+SKIPS_RECORDS = "skips records on the target"
 
 
 def _decoded(records, decode):
@@ -53,5 +56,20 @@ def checkpoint_verdict(downstream, first_copy_after, target_end):
     if downstream > target_end:
         return limit, "beyond the target end offset"
     if first_copy_after is not None and downstream > first_copy_after:
-        return limit, "skips records on the target"
+        return limit, SKIPS_RECORDS
     return limit, None
+
+
+def copied_again(source_records, target_records, with_timestamp):
+    """Whether every record of `source_records` (RawRecords from a checkpoint's upstream offset to the snapshot) has a copy
+    among `target_records` (RawRecords from its downstream offset to the target's end).
+
+    checkpoint_verdict judges by each record's first copy. A MirrorMaker that restarted without committing its source
+    offsets (kill -9, a crash: Connect commits them every offset.flush.interval.ms) copies the records since its last commit
+    again, after their first copies, and its checkpoints point into that second copy: a group resuming there skips nothing.
+    """
+    def fingerprint(record):
+        return record_fingerprint(record.key, record.value, record.headers, record.timestamp if with_timestamp else None)
+
+    copies = {fingerprint(record) for record in target_records}
+    return all(fingerprint(record) in copies for record in source_records)

@@ -77,6 +77,18 @@ OFFSET_SYNCS_LOCATION_SINCE = (3, 0, 0)
 IDENTITY_POLICY_SINCE = (3, 0, 0)
 
 
+def parse_release(text):
+    """A Kafka release as written (`2.4.1`, `3.9`, HDInsight's `2.4.1.5.0.3000`) as (major, minor, patch); None when empty.
+
+    The rule of mm2_versions.KafkaVersion.parse, here for the validation job, which gets only this vocabulary."""
+    if text is None or not str(text).strip():
+        return None
+    match = re.match(r"^\s*(\d+)\.(\d+)(?:\.(\d+))?", str(text))
+    if not match:
+        raise ValueError("%r is not a Kafka version (expected MAJOR.MINOR or MAJOR.MINOR.PATCH, e.g. 3.9 or 2.4.1)" % (text,))
+    return int(match.group(1)), int(match.group(2)), int(match.group(3) or 0)
+
+
 def _since(version, release):
     return version is None or tuple(version)[:3] >= release
 

@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 from typing import Dict, Optional, Set, Tuple
 
 from .errors import ValidationUnavailable
-from .naming import FlowNames, validated_topics
+from .naming import validated_topics
 
 Offsets = Dict[int, Tuple[int, int]]  # {partition: (log start offset, end offset)}
 
@@ -39,9 +39,9 @@ class TopicPair:
         return rows
 
 
-def pair_topics(source_topics, target_topics, include, exclude, source_alias, policy, separator):
-    """TopicPairs for the selected source topics; `*_topics` are {name: partition count}."""
-    names = FlowNames(source_alias, None, policy, separator)
+def pair_topics(source_topics, target_topics, include, exclude, names):
+    """TopicPairs for the selected source topics; `*_topics` are {name: partition count}, `names` the flow's FlowNames
+    (for the MirrorMaker release: which topics are internal differs by release)."""
     selected = validated_topics(source_topics, include, exclude, names)
     if not selected:
         raise ValidationUnavailable(
