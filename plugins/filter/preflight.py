@@ -37,7 +37,7 @@ def preflight_clusters(group_names, groups, hostvars, settings, mm2_model):
     features = required_features(mm2_model) if _bool(settings.get("derive_features", True)) else []
     try:
         return cluster_checks(_inventory_clusters(group_names, groups, hostvars), settings["target_alias"], settings["source_alias"],
-                              settings["offset_syncs_location"], settings["replication_factor"], settings["internal_replication_factor"],
+                              settings["offset_syncs_topic_location"], settings["replication_factor"], settings["internal_replication_factor"],
                               settings.get("topics"), settings.get("extra_replication_factors"),
                               features + list(settings.get("required_features") or []), _bool(settings.get("check_topic_creation", True)))
     except (KeyError, ValueError) as exc:

@@ -48,15 +48,15 @@ def missing_settings(group_names, clusters, target_alias):
     return missing
 
 
-def cluster_checks(clusters, target_alias, source_alias, offset_syncs_location, replication_factor, internal_replication_factor,
+def cluster_checks(clusters, target_alias, source_alias, offset_syncs_topic_location, replication_factor, internal_replication_factor,
                    topics=None, extra_replication_factors=None, features=None, check_topic_creation=True):
     """One entry per cluster {group, host, alias, bootstrap_servers}: its role in the flow and what kafka_cluster_info checks there.
 
     The target gets the remote topics' and heartbeats/checkpoints topics' replication factors, the features and the
-    topic-creation check; the cluster that holds the offset-syncs topic (offset_syncs_location) gets its factor.
+    topic-creation check; the cluster that holds the offset-syncs topic (offset_syncs_topic_location) gets its factor.
     """
-    if offset_syncs_location not in OFFSET_SYNCS_LOCATIONS:
-        raise ValueError("offset_syncs_location must be source or target, got %r" % (offset_syncs_location,))
+    if offset_syncs_topic_location not in OFFSET_SYNCS_LOCATIONS:
+        raise ValueError("offset_syncs_topic_location must be source or target, got %r" % (offset_syncs_topic_location,))
     topics = list(topics or [])
     checks = []
     for cluster in clusters:
@@ -69,7 +69,7 @@ def cluster_checks(clusters, target_alias, source_alias, offset_syncs_location, 
                 if topic.get("replication_factor") is not None and str(topic["replication_factor"]) != "-1":
                     factors["kafka_topics_list " + str(topic.get("name"))] = topic["replication_factor"]
             internal["heartbeats/checkpoints topics (mirrormaker2_internal_replication_factor)"] = internal_replication_factor
-        if (is_source and offset_syncs_location == "source") or (is_target and offset_syncs_location == "target"):
+        if (is_source and offset_syncs_topic_location == "source") or (is_target and offset_syncs_topic_location == "target"):
             internal["offset-syncs topic (mirrormaker2_internal_replication_factor)"] = internal_replication_factor
         factors.update((extra_replication_factors or {}).get(alias) or {})
         checks.append(dict(

@@ -88,7 +88,7 @@ def test_filters_read_the_inventory_and_the_mirrormaker2_settings():
                          s0={"kafka_cluster_alias": "secondary", "kafka_bootstrap_servers": "s0:9092"})
     names = ["primary_kafka", "secondary_kafka"]
     assert plugin.preflight_missing(names, groups, hostvars, "secondary") == []
-    settings = dict(target_alias="secondary", source_alias="primary", offset_syncs_location="target", replication_factor="auto",
+    settings = dict(target_alias="secondary", source_alias="primary", offset_syncs_topic_location="target", replication_factor="auto",
                     internal_replication_factor="auto", topics=[], extra_replication_factors={}, required_features=["dedicated_rest"],
                     derive_features=True, check_topic_creation="true")
     model = {"engine": None, "flows": [{"source": "primary", "target": "secondary", "sync_group_offsets": True}],
