@@ -1,4 +1,5 @@
-"""`python -m sandbox up|down|status|seed [--provider noida|tansu|apache] [--dir .sandbox] [--net N] [--node-mode ssh|local]`."""
+"""`python -m sandbox up|down|status|seed|rebuild [--provider noida|tansu|apache] [--dir .sandbox] [--net N] [--node-mode ssh|local]
+[--cluster primary|secondary]`."""
 from __future__ import annotations
 
 import argparse
@@ -45,9 +46,15 @@ def _print_up(state: dict) -> None:
     print(f"  inventory: {state['dir']}/{api.INVENTORY_FILE}   state: {state['dir']}/{api.STATE_FILE}")
 
 
+def _print_rebuild(result: dict) -> None:
+    print(f"rebuilt {result['cluster']} in {result['seconds']} s: {result['program']} pid {result['pid_before']} -> {result['pid']}, "
+          f"on {result['bootstrap_servers']} again with an empty {result['data_dir']} (wiped: {', '.join(result['wiped']) or 'nothing'})")
+    print("  its topics, records and consumer groups are gone; the other cluster, the Ambari emulators and the nodes (MirrorMaker among them) ran on")
+
+
 def main(argv: list | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m sandbox", description="The local two-cluster Kafka sandbox.")
-    parser.add_argument("command", choices=["up", "down", "status", "seed"])
+    parser.add_argument("command", choices=["up", "down", "status", "seed", "rebuild"])
     parser.add_argument("--dir", default=api.DEFAULT_DIR, help="sandbox directory (default: %(default)s)")
     parser.add_argument("--provider", default="noida", choices=sorted(PROVIDERS), help="broker provider for `up` (default: %(default)s)")
     parser.add_argument("--net", type=int, default=0, help="second octet of every address, 127.N.C.X (default: %(default)s)")
@@ -58,6 +65,7 @@ def main(argv: list | None = None) -> int:
                         help="ssh: the workers are hosts reached over SSH as sshuser (default as root); local: local connection (default without root)")
     parser.add_argument("--kafka-version", default=api.DEFAULT_KAFKA_VERSION,
                         help="the Kafka version the MirrorMaker node's Kafka home claims, e.g. 2.4.1 for HDInsight 5.0 (default: %(default)s)")
+    parser.add_argument("--cluster", help="for `rebuild`: the cluster alias (primary or secondary) whose broker comes up again with its data wiped")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     args = parser.parse_args(argv)
     try:
@@ -74,6 +82,11 @@ def main(argv: list | None = None) -> int:
                 print(json.dumps(report, indent=2))
                 return 0 if report.get("running") else 1
             return _print_status(report)
+        if args.command == "rebuild":
+            if not args.cluster:
+                parser.error("rebuild needs --cluster ALIAS (primary or secondary): the cluster whose data goes")
+            result = api.rebuild(args.dir, args.cluster)
+            return _emit(args, result, _print_rebuild)
         from sandbox import seed
         result = seed.seed(args.dir)
         return _emit(args, result, seed.print_summary)

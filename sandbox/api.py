@@ -1,14 +1,16 @@
-"""The sandbox's Python API: up(dir, provider, net) -> state, down(dir), status(dir).
+"""The sandbox's Python API: up(dir, provider, net) -> state, down(dir), status(dir), rebuild(dir, cluster).
 
 `up` lays out DIR (nodes, cluster configs, kafka_home, supervisord config), starts supervisord, waits
 until every broker answers Kafka metadata and every Ambari emulator answers HTTP, then writes
-state.json and inventory.yml. `down` stops exactly the processes this sandbox started.
+state.json and inventory.yml. `down` stops exactly the processes this sandbox started. `rebuild` tears
+one cluster's broker down and brings it up again with its data wiped, everything else running on.
 """
 from __future__ import annotations
 
 import json
 import os
 import secrets
+import shutil
 import sys
 import time
 import xmlrpc.client
@@ -315,6 +317,62 @@ def down(sandbox_dir=DEFAULT_DIR, timeout: float = 20.0) -> dict:
     if masters.is_dir() and not any(masters.iterdir()):
         masters.rmdir()  # Ansible's SSH masters to the nodes ended with the nodes' sshd; their directory is empty
     return {"dir": str(sandbox_dir), "stopped": sorted(ours), "pids": ours}
+
+
+def rebuild(sandbox_dir=DEFAULT_DIR, cluster: str = TARGET_ALIAS, timeout: float = 60.0) -> dict:
+    """Tear the broker of one cluster down and bring it up again empty: a rebuilt cluster, its data gone.
+
+    The broker program stops, its data directory (topics, records, consumer groups: everything the broker stored) is
+    wiped, and it starts again on the same address with the same Ambari-stored settings. The other cluster, both
+    Ambari emulators and the nodes run on untouched, so a MirrorMaker 2 still running on the MirrorMaker node keeps
+    its position in memory and writes into the empty cluster (a remote topic recreated while MirrorMaker ran); stop
+    it first for a target torn down with its MirrorMaker (docs/development.md).
+    """
+    sandbox_dir = Path(sandbox_dir).resolve()
+    state = read_state(sandbox_dir)
+    if not state or "supervisord" not in state or not _supervisord_running(state):
+        raise SandboxError(f"no running sandbox in {sandbox_dir}: bring it up first (`python -m sandbox up --dir {sandbox_dir}`)")
+    if cluster not in state["clusters"]:
+        raise SandboxError(f"the sandbox in {sandbox_dir} has no cluster {cluster!r}; its clusters are {', '.join(sorted(state['clusters']))}")
+    started = time.monotonic()
+    deadline = started + timeout
+    supervisor = _supervisor(sandbox_dir)
+    program = f"{cluster}-broker"
+    spec = broker.read_spec(sandbox_dir / "clusters" / cluster)
+    before = supervisor.rpc().supervisor.getProcessInfo(program)["pid"] or None
+    _stop_and_wait(supervisor, [program], timeout)
+    if supervisor.rpc().supervisor.getProcessInfo(program)["statename"] not in STOPPED_STATES:
+        raise SandboxError(f"{program} of the sandbox in {sandbox_dir} did not stop within {timeout} s; nothing was wiped")
+    for port in (spec.port, *get_provider(spec.provider).extra_ports):
+        probes.wait_for(lambda p=port: _port_free(spec.ip, p), f"the port {spec.ip}:{port} of the stopped {program}", deadline)
+    data_dir = Path(spec.data_dir)
+    wiped = sorted(path.name for path in data_dir.iterdir()) if data_dir.is_dir() else []
+    shutil.rmtree(data_dir, ignore_errors=True)
+    data_dir.mkdir(parents=True)
+    supervisor.rpc().supervisor.startProcess(program, False)
+    try:
+        probes.wait_for(lambda: probes.kafka_metadata(spec.ip, spec.port), f"the rebuilt {cluster} broker on {spec.ip}:{spec.port}", deadline,
+                        alive=lambda: _program_failure(supervisor, program))
+        probes.wait_for(lambda: _running(supervisor, program), f"supervisord's RUNNING state for {program}", deadline,
+                        alive=lambda: _program_failure(supervisor, program))
+    except probes.ProbeError as exc:
+        raise SandboxError(f"the rebuilt {cluster} broker of the sandbox in {sandbox_dir} did not come up: {exc}") from exc
+    pid = supervisor.rpc().supervisor.getProcessInfo(program)["pid"]
+    state["processes"][program] = pid
+    _write_json(_state_path(sandbox_dir), state)
+    return {"dir": str(sandbox_dir), "cluster": cluster, "program": program, "pid_before": before, "pid": pid, "data_dir": str(data_dir),
+            "wiped": wiped, "bootstrap_servers": state["clusters"][cluster]["bootstrap_servers"], "seconds": round(time.monotonic() - started, 2)}
+
+
+def _port_free(host: str, port: int) -> None:
+    if probes.port_in_use(host, port):
+        raise probes.ProbeError(f"{host}:{port} is still in use")
+
+
+def _running(supervisor: Supervisor, program: str) -> None:
+    info = supervisor.rpc().supervisor.getProcessInfo(program)
+    if info["statename"] != "RUNNING":
+        raise probes.ProbeError(f"{program} is {info['statename']}")
 
 
 def status(sandbox_dir=DEFAULT_DIR) -> dict:

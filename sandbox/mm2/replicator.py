@@ -89,7 +89,7 @@ class SourceReplicator:
             if remote not in remote_counts:
                 self.target.ensure_topic(remote, partitions, flow.number("replication.factor"), self.configs.for_new_topic(topic))
             elif remote_counts[remote] < partitions:
-                self.target.admin().create_partitions({remote: {"count": partitions}})
+                self.target.admin().create_partitions({remote: partitions})  # kafka-python 3: {topic: total count}
                 LOG.info("%s: grew %s to %d partitions like %s", flow.name, remote, partitions, topic)
             for partition in range(partitions):
                 wanted[TopicPartition(topic, partition)] = remote

@@ -1,18 +1,31 @@
 # -*- coding: utf-8 -*-
 # Copyright: kafkaops.mirror contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Stale MirrorMaker 2 state on the sandbox, the classic case: a mirror, then the target torn down and up again.
+"""Stale MirrorMaker 2 state on the sandbox: two ways a target loses what the offset syncs and checkpoints describe.
 
-The mirror is the test fixture's MirrorMaker pass (tests/support/mirror_fixture.py: records copied, real offset syncs and a
-group's checkpoints written with the sandbox's one record writer). "Torn down and up again" is done inside the shared session
-sandbox as the deletion and recreation of the remote topic on the target: what a rebuilt target loses that matters to the
-translation, while the source keeps the offset-syncs topic. kafka_mirror_status and the preflight role must then name the
-internal topics that hold state for the old topic, the partitions and offsets, and the fix; an independent client reads
-back what they are compared with. The flow has aliases of its own (east -> west), so its internal topics are none that
-another test of the session reads.
+1. A remote topic deleted and created again (on the shared session sandbox, flow east -> west of its own, so its internal
+   topics are none that another test of the session reads). The mirror is the test fixture's MirrorMaker pass
+   (tests/support/mirror_fixture.py: records copied, real offset syncs and a group's checkpoints written with the sandbox's
+   one record writer). The target keeps its checkpoints topic, so both the offset syncs and the checkpoints are stale.
+2. The classic case, on a sandbox of its own: the mirrormaker2 role deploys MirrorMaker 2 (the sandbox's stand-in) and it
+   mirrors; the target cluster is torn down and brought up again empty (`python -m sandbox rebuild --cluster secondary`:
+   its broker restarts with its data wiped) while MirrorMaker runs on, as one on a host of its own does; the source's
+   group moves on. The offset syncs live on the source (mm2-offset-syncs.secondary.internal, the default location), so
+   they survive, and MirrorMaker translates the group's new offsets with them into checkpoints on the rebuilt target.
+   playbooks/preflight.yml and kafka_mirror_status must name both internal topics, what is wrong and the fix; the user
+   then follows the fix (stop MirrorMaker, delete the two topics) and redeploys with the role.
+
+kafka_mirror_status and the preflight are compared with what independent kafka-python clients read back (end offsets,
+topic lists, the offset syncs and checkpoints decoded record by record).
 """
 from __future__ import annotations
 
+import json
+import os
+import shlex
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -20,7 +33,11 @@ import yaml
 from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
 from kafka.structs import OffsetAndMetadata
 
-from tests.support.ansible_play import run_module, run_tasks
+from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_records import Checkpoint, OffsetSync
+from sandbox import api, nodes
+from tests.support import mm2_kafka_io as kafka_io
+from tests.support.ansible_play import run_module, run_playbook, run_tasks
+from tests.support.checkout import REPO
 from tests.support.mirror_fixture import NOIDA_API, ensure_topic, mirror_pass
 from tests.support.mm2_kafka_io import end_offsets, produce, topics, wait_for
 
@@ -141,3 +158,265 @@ def test_a_redeploy_that_copies_again_leaves_nothing_stale(sandbox, mirrored):
     status = mirror_status(sandbox)
     assert not status.get("failed"), status.get("msg")
     assert status["stale_state"] == [] and status["lag_total"] == 0
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# 2. The classic case: deploy with the mirrormaker2 role, rebuild the target, preflight, follow the fix, redeploy.
+
+REBUILD_SUBNET = 24  # a sandbox of its own (third octets 24 and 25): its target is wiped
+CL_TOPIC, CL_REMOTE, CL_GROUP = "cl-orders", "primary.cl-orders", "cl-app"
+CL_SYNCS, CL_CHECKPOINTS = "mm2-offset-syncs.secondary.internal", "primary.checkpoints.internal"  # on primary / secondary
+CL_PROGRESS = "mm2-offsets.primary.internal"  # MirrorMaker's own source offsets (Connect's offsets topic), on the target
+CL_PARTITIONS, CL_PER_PARTITION = 2, 60
+CL_COMMITTED, CL_MOVED = {0: 40, 1: 50}, {0: 45, 1: 55}  # the source group before the rebuild, and after it moved on
+CL_FLOW = {"source": "primary", "target": "secondary", "topics": ["cl-.*"], "groups": ["cl-.*"], "refresh_topics_interval_seconds": 2,
+           "refresh_groups_interval_seconds": 2, "emit_checkpoints_interval_seconds": 2, "sync_group_offsets": False}
+# MirrorMaker commits its source offsets every offset.flush.interval.ms (Connect's default 60 s, a worker setting scoped by the
+# target alias): committing every second makes "copied and committed before the rebuild" a matter of seconds, not a minute.
+CL_VARS = {"mirrormaker2_flows": [CL_FLOW], "mirrormaker2_offset_lag_max": 10, "mirrormaker2_max_lag": 0, "mirrormaker2_health_timeout": 120,
+           "mirrormaker2_health_poll_interval": 2, "mirrormaker2_properties": {"secondary.offset.flush.interval.ms": 1000},
+           # The preflight's flows are mirrormaker2_flows; its clock and topic-creation probes are tested elsewhere (test_preflight).
+           "preflight_clock_check": False, "preflight_check_topic_creation": False}
+DEPLOY = REPO / "tests" / "integration" / "mirrormaker2" / "deploy.yml"  # mirror_host, then the mirrormaker2 role
+PREFLIGHT = REPO / "playbooks" / "preflight.yml"
+PROGRAM = "kafka-mirrormaker2"  # mirrormaker2_service_name's default
+INTERPRETER_SET = "kafkaops.mirror.mirror_host : Run the later plays' modules on this host with the virtualenv's Python"
+SUMMARY_TASK = "kafkaops.mirror.preflight : Show the preflight summary"
+FIGURES = REPO / "tests" / "output" / "stale-state-rebuild.json"
+
+
+class RebuiltTarget:
+    """The classic case's sandbox, and what each step leaves for the next ones."""
+
+    def __init__(self, state):
+        self.state = state
+        self.dir = Path(state["dir"])
+        self.inventory = self.dir / "inventory.yml"
+        self.primary = state["clusters"]["primary"]["bootstrap_servers"]
+        self.secondary = state["clusters"]["secondary"]["bootstrap_servers"]
+        node = next(n for n in state["clusters"]["secondary"]["nodes"] if n["name"] == state["mirrormaker_node"])
+        mm_vars = yaml.safe_load(self.inventory.read_text())["all"]["children"]["mirrormaker"]["vars"]
+        self.supervisorctl = nodes.as_root(node) + shlex.split(mm_vars["mirrormaker2_supervisorctl"])
+        config_dir = mm_vars.get("mirrormaker2_config_dir", "/etc/kafka-mirrormaker2")
+        self.log = nodes.machine_path(node, config_dir) / "logs" / f"{PROGRAM}.log"
+        self.interpreter = None  # the MirrorMaker host's virtualenv Python, once the first deployment made it
+        self.seconds, self.facts = {}, {}
+
+    def timed(self, step, action):
+        started = time.monotonic()
+        try:
+            return action()
+        finally:
+            self.seconds[step] = round(time.monotonic() - started, 1)
+            print(f"stale state, classic case, {step}: {self.seconds[step]} s")
+
+    def prepare_host(self):
+        """The MirrorMaker host's virtualenv, once (deploy.yml's mirror_host play, as playbooks/mirror.yml starts)."""
+        play = run_playbook(DEPLOY, inventory=self.inventory, tags="mirror_host", timeout=900)
+        assert not play.failed, play.stdout[-4000:]
+        self.interpreter = play.task(INTERPRETER_SET)["ansible_facts"]["ansible_python_interpreter"]
+
+    def playbook(self, playbook, **extra):
+        """A playbook on the sandbox's inventory without its mirror_host play (the virtualenv is there, and checking it
+        again would cost a pip run each time), as tests/integration/mirrormaker2 does."""
+        extra_vars = dict(CL_VARS, ansible_python_interpreter=self.interpreter, **extra)
+        return run_playbook(playbook, inventory=self.inventory, extra_vars=extra_vars, skip_tags="mirror_host", timeout=600)
+
+    def mirrormaker_pid(self):
+        out = subprocess.run(self.supervisorctl + ["pid", PROGRAM], capture_output=True, text=True, check=False).stdout.strip()
+        return int(out) if out.isdigit() and int(out) > 0 else None
+
+    def log_tail(self, lines=40):
+        return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:]) if self.log.exists() else "(no log)"
+
+    def status(self):
+        """kafka_mirror_status from this controller (noida's brokers advertise their IPs)."""
+        return run_module("kafka_mirror_status", {
+            "bootstrap_servers": [self.secondary], "source": {"bootstrap_servers": [self.primary]}, "source_alias": "primary",
+            "target_alias": "secondary", "topics": ["cl-.*"], "groups": ["cl-.*"], "mirrormaker_version": "3.9"})
+
+
+def commit(bootstrap, group, offsets):
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False, api_version=NOIDA_API)
+    try:
+        consumer.commit({TopicPartition(CL_TOPIC, partition): OffsetAndMetadata(offset, "", -1) for partition, offset in offsets.items()})
+    finally:
+        consumer.close()
+
+
+def latest_syncs(bootstrap):
+    """{partition: (upstream, downstream)} of the newest offset sync of each cl-orders partition, decoded record by record."""
+    if CL_SYNCS not in kafka_io.topics(bootstrap):
+        return {}
+    latest = {}
+    for key, value, _headers, _timestamp in kafka_io.read_all(bootstrap, CL_SYNCS).get(0, []):
+        sync = OffsetSync.decode(key, value)
+        if sync.topic == CL_TOPIC:
+            latest[sync.partition] = (sync.upstream_offset, sync.downstream_offset)
+    return latest
+
+
+def latest_checkpoints(bootstrap):
+    """{partition: (upstream, downstream)} of the newest checkpoint of cl-app, decoded record by record."""
+    if CL_CHECKPOINTS not in kafka_io.topics(bootstrap):
+        return {}
+    latest = {}
+    for key, value, _headers, _timestamp in kafka_io.read_all(bootstrap, CL_CHECKPOINTS).get(0, []):
+        checkpoint = Checkpoint.decode(key, value)
+        if checkpoint.group == CL_GROUP and checkpoint.topic == CL_REMOTE:
+            latest[checkpoint.partition] = (checkpoint.upstream_offset, checkpoint.downstream_offset)
+    return latest
+
+
+def committed_positions(bootstrap):
+    """{partition: upstream offset} of cl-orders in MirrorMaker's own source offsets (Connect's JSON keys and values)."""
+    if CL_PROGRESS not in kafka_io.topics(bootstrap):
+        return {}
+    found = {}
+    for key, value, _headers, _timestamp in kafka_io.read_all(bootstrap, CL_PROGRESS).get(0, []):
+        source_partition = json.loads(key)[1]
+        if source_partition["topic"] == CL_TOPIC and value:
+            found[source_partition["partition"]] = json.loads(value)["offset"]
+    return found
+
+
+def record_keys(bootstrap, topic):
+    return {partition: [record[0] for record in records] for partition, records in kafka_io.read_all(bootstrap, topic).items()}
+
+
+@pytest.fixture(scope="module")
+def rebuilt_lab(tmp_path_factory, sandbox_net):
+    """A sandbox of its own for the classic case (its target is wiped), brought down after the module's last test."""
+    directory = tmp_path_factory.mktemp("stale-rebuild")
+    try:
+        state = api.up(directory, provider="noida", net=sandbox_net, subnet=REBUILD_SUBNET)
+    except api.SandboxError as exc:
+        pytest.fail(f"the classic case's sandbox did not start: {exc}")
+    try:
+        yield RebuiltTarget(state)
+    finally:
+        api.down(directory)
+
+
+NEEDS_ROOT = pytest.mark.skipif(os.geteuid() != 0, reason="the MirrorMaker node runs its own supervisord (ssh node mode, root)")
+
+
+@NEEDS_ROOT
+def test_classic_case_deploy_mirrors_and_leaves_offset_syncs_and_checkpoints(rebuilt_lab):
+    lab = rebuilt_lab
+    kafka_io.create(lab.primary, CL_TOPIC, CL_PARTITIONS)
+    kafka_io.produce(lab.primary, CL_TOPIC, CL_PARTITIONS * CL_PER_PARTITION, CL_PARTITIONS)
+    commit(lab.primary, CL_GROUP, CL_COMMITTED)
+    lab.timed("prepare the MirrorMaker host (mirror_host)", lab.prepare_host)
+    play = lab.timed("deploy (mirrormaker2)", lambda: lab.playbook(DEPLOY))
+    assert not play.failed, play.stdout[-4000:]
+    # Read back: every record on the target (the role's health wait allowed no lag), the group checkpointed, the syncs.
+    assert record_keys(lab.secondary, CL_REMOTE) == record_keys(lab.primary, CL_TOPIC)
+    assert wait_for(lambda: {p: u for p, (u, _d) in latest_checkpoints(lab.secondary).items()} == CL_COMMITTED, 30), latest_checkpoints(lab.secondary)
+    syncs = latest_syncs(lab.primary)
+    assert set(syncs) == set(range(CL_PARTITIONS)) and all(d < CL_PER_PARTITION for _u, d in syncs.values()), syncs
+    status = lab.status()
+    assert not status.get("failed"), status.get("msg")
+    assert status["stale_state"] == [] and status["lag_total"] == 0
+    # MirrorMaker committed its position (the last copied source offset) in its offsets topic on the target.
+    last = {p: CL_PER_PARTITION - 1 for p in range(CL_PARTITIONS)}
+    assert wait_for(lambda: committed_positions(lab.secondary) == last, 30), committed_positions(lab.secondary)
+    lab.facts.update(pid=lab.mirrormaker_pid(), syncs=syncs)
+
+
+@NEEDS_ROOT
+def test_classic_case_rebuilt_target_is_reported_with_the_fix(rebuilt_lab):
+    lab = rebuilt_lab
+    assert lab.facts.get("syncs"), "runs after the deployment"
+    run = lab.timed("rebuild the target", lambda: subprocess.run(
+        [sys.executable, "-m", "sandbox", "rebuild", "--dir", str(lab.dir), "--cluster", "secondary", "--json"], cwd=REPO,
+        capture_output=True, text=True, timeout=120, check=False))
+    assert run.returncode == 0, run.stderr
+    rebuilt = json.loads(run.stdout)
+    assert rebuilt["cluster"] == "secondary" and rebuilt["pid"] != rebuilt["pid_before"] and rebuilt["wiped"], rebuilt
+    # Read back: the target came up empty, MirrorMaker ran on (same process) and recreated the remote topic, empty; the
+    # source kept its records and the offset syncs, unchanged.
+    # (Its producer's metadata refresh may create the topic first with the broker's default partition count, as
+    # auto.create.topics.enable does on a real target; MirrorMaker's next topic refresh grows it to the source's.)
+    assert wait_for(lambda: end_offsets(lab.secondary, CL_REMOTE) == {p: 0 for p in range(CL_PARTITIONS)}, 30), \
+        f"MirrorMaker did not recreate {CL_REMOTE} with {CL_PARTITIONS} partitions: {end_offsets(lab.secondary, CL_REMOTE)}"
+    assert lab.mirrormaker_pid() == lab.facts["pid"], f"MirrorMaker did not run on through the rebuild:\n{lab.log_tail()}"
+    assert end_offsets(lab.primary, CL_TOPIC) == {p: CL_PER_PARTITION for p in range(CL_PARTITIONS)}
+    assert latest_syncs(lab.primary) == lab.facts["syncs"]
+    # The source's consumers go on: MirrorMaker checkpoints the group's new offsets, translated with the old syncs.
+    commit(lab.primary, CL_GROUP, CL_MOVED)
+    assert wait_for(lambda: {p: u for p, (u, _d) in latest_checkpoints(lab.secondary).items()} == CL_MOVED, 60), latest_checkpoints(lab.secondary)
+    checkpoints = latest_checkpoints(lab.secondary)
+    assert all(d > 0 for _u, d in checkpoints.values()), checkpoints  # beyond the end (0) of the rebuilt remote topic
+    lab.facts["checkpoints"] = checkpoints
+
+    status = lab.status()
+    assert not status.get("failed") and not status["changed"], status.get("msg")
+    print("KAFKA_MIRROR_STATUS stale_state", json.dumps(status["stale_state"], indent=1))
+    syncs, stale_checkpoints = status["stale_state"]
+    assert (syncs["severity"], syncs["check"], syncs["cluster"]) == ("error", "stale_offset_syncs", "primary")
+    assert syncs["message"].startswith(f"{CL_SYNCS} on primary holds offset syncs whose target offset is at or beyond the end of the remote partition")
+    assert "or secondary rebuilt" in syncs["message"]
+    for partition, (upstream, downstream) in lab.facts["syncs"].items():
+        assert f"{CL_TOPIC}[{partition}]: sync {upstream} -> {downstream}, but {CL_REMOTE}[{partition}] ends at 0" in syncs["message"]
+    assert syncs["fix"].startswith(f"stop MirrorMaker 2, delete {CL_SYNCS} on primary")
+    assert (stale_checkpoints["severity"], stale_checkpoints["check"], stale_checkpoints["cluster"]) == ("error", "stale_checkpoints", "secondary")
+    for partition, (upstream, downstream) in checkpoints.items():
+        assert f"group {CL_GROUP} {CL_REMOTE}[{partition}]: checkpoint {upstream} -> {downstream}, the partition ends at 0" in stale_checkpoints["message"]
+    assert stale_checkpoints["fix"].startswith(f"stop MirrorMaker 2, delete {CL_CHECKPOINTS} on secondary")
+
+    play = lab.timed("preflight.yml on the rebuilt target", lambda: lab.playbook(PREFLIGHT))
+    assert play.failed and play.changed_count == 0, play.stdout[-3000:]
+    failure = play.task(FAIL_TASK)["msg"]
+    summary = play.task(SUMMARY_TASK)["msg"]
+    print("PREFLIGHT SUMMARY (rebuilt target)", json.dumps(summary, indent=1))
+    print("PREFLIGHT FAILURE (rebuilt target)", failure)
+    assert f"{CL_SYNCS} on primary holds offset syncs" in failure and f"{CL_CHECKPOINTS} on secondary holds checkpoints" in failure
+    assert f"MirrorMaker state of primary->secondary ({CL_SYNCS} and checkpoints): 2 stale finding(s)" in summary
+    lab.facts.update(status=status["stale_state"], summary=summary)
+
+
+@NEEDS_ROOT
+def test_classic_case_redeploy_after_the_fix_leaves_nothing_stale(rebuilt_lab):
+    """The fix as the findings give it: stop MirrorMaker 2, delete the offset-syncs topic on the source and the checkpoints
+    topic on the target, start it again - here by redeploying with the mirrormaker2 role, which starts the stopped program."""
+    lab = rebuilt_lab
+    assert lab.facts.get("checkpoints"), "runs after the rebuild"
+    stopped = subprocess.run(lab.supervisorctl + ["stop", PROGRAM], capture_output=True, text=True, check=False)
+    assert lab.mirrormaker_pid() is None, stopped.stdout + stopped.stderr
+    # Its position went with the old target: since the rebuild it copied nothing of cl-orders, so it committed none there.
+    assert committed_positions(lab.secondary) == {}, committed_positions(lab.secondary)
+    for bootstrap, topic in ((lab.primary, CL_SYNCS), (lab.secondary, CL_CHECKPOINTS)):
+        admin = KafkaAdminClient(bootstrap_servers=bootstrap, api_version=NOIDA_API, request_timeout_ms=15000)
+        try:
+            admin.delete_topics([topic])
+        finally:
+            admin.close()
+        assert wait_for(lambda b=bootstrap, t=topic: t not in topics(b), 30), f"{topic} was not deleted"
+    play = lab.timed("redeploy (mirrormaker2)", lambda: lab.playbook(DEPLOY))
+    assert not play.failed, play.stdout[-4000:] + "\n" + lab.log_tail()
+    assert lab.mirrormaker_pid() not in (None, lab.facts["pid"])
+
+    # Read back: finding no position of its own, MirrorMaker copied every record again; the new syncs and checkpoints lie
+    # within the remote topic.
+    assert record_keys(lab.secondary, CL_REMOTE) == record_keys(lab.primary, CL_TOPIC)
+    syncs = latest_syncs(lab.primary)
+    ends = end_offsets(lab.secondary, CL_REMOTE)
+    assert set(syncs) == set(range(CL_PARTITIONS)) and all(d < ends[p] for p, (_u, d) in syncs.items()), (syncs, ends)
+    assert wait_for(lambda: {p: u for p, (u, _d) in latest_checkpoints(lab.secondary).items()} == CL_MOVED, 30), latest_checkpoints(lab.secondary)
+    checkpoints = latest_checkpoints(lab.secondary)
+    assert all(d <= ends[p] for p, (_u, d) in checkpoints.items()), (checkpoints, ends)
+    status = lab.status()
+    assert not status.get("failed"), status.get("msg")
+    assert status["stale_state"] == [] and status["lag_total"] == 0
+    play = lab.timed("preflight.yml after the fix", lambda: lab.playbook(PREFLIGHT))
+    assert not play.failed and play.changed_count == 0, play.stdout[-3000:]
+    summary = play.task(SUMMARY_TASK)["msg"]
+    print("PREFLIGHT SUMMARY (after the fix)", json.dumps(summary, indent=1))
+    assert f"MirrorMaker state of primary->secondary ({CL_SYNCS} and checkpoints): nothing stale" in summary, summary
+    figures = {"seconds": lab.seconds, "syncs_before": lab.facts["syncs"], "stale_checkpoints": lab.facts["checkpoints"],
+               "syncs_after_fix": syncs, "checkpoints_after_fix": checkpoints, "remote_ends_after_fix": ends,
+               "stale_state": lab.facts["status"], "preflight_summary": lab.facts["summary"], "preflight_summary_after_fix": summary}
+    FIGURES.parent.mkdir(parents=True, exist_ok=True)
+    FIGURES.write_text(json.dumps(figures, indent=1, default=str) + "\n")
+    print("CLASSIC CASE FIGURES", json.dumps(figures, default=str))
