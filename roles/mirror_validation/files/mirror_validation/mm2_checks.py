@@ -4,16 +4,16 @@ partition and group, not per mirrored record."""
 from __future__ import annotations
 
 from .fingerprint import record_fingerprint
-from .mm2_formats import RecordFormatError, decode_checkpoint, decode_offset_sync
+from .mm2_records import Checkpoint, MirrorRecordError, OffsetSync
 
 SKIPS_RECORDS = "skips records on the target"
 
 
-def _decoded(records, decode):
+def _decoded(records, codec):
     for _part, record in records:
         try:
-            decoded = decode(record.key, record.value)
-        except RecordFormatError:
+            decoded = codec.decode(record.key, record.value)
+        except MirrorRecordError:
             continue  # tombstones and foreign records on the internal topic carry no sync or checkpoint
         yield decoded, record.offset
 
@@ -21,7 +21,7 @@ def _decoded(records, decode):
 def offset_syncs(records, pair_of_source_topic):
     """{(pair, partition, upstream, downstream)} of the syncs of validated topics among `records` ((range, RawRecord))."""
     return {(pair_of_source_topic[sync.topic], sync.partition, sync.upstream_offset, sync.downstream_offset)
-            for sync, _offset in _decoded(records, decode_offset_sync) if sync.topic in pair_of_source_topic}
+            for sync, _offset in _decoded(records, OffsetSync) if sync.topic in pair_of_source_topic}
 
 
 def latest_syncs(syncs):
@@ -36,7 +36,7 @@ def latest_syncs(syncs):
 def latest_checkpoints(records, pair_of_target_topic):
     """The newest checkpoint per (group, pair, partition) of validated topics, as dicts: the topic is compacted on that key."""
     newest = {}
-    for checkpoint, offset in _decoded(records, decode_checkpoint):
+    for checkpoint, offset in _decoded(records, Checkpoint):
         if checkpoint.topic in pair_of_target_topic:
             key = (checkpoint.group, pair_of_target_topic[checkpoint.topic], checkpoint.partition)
             if key not in newest or offset > newest[key][0]:

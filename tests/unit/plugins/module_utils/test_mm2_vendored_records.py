@@ -1,0 +1,54 @@
+# -*- coding: utf-8 -*-
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The validation job's mm2_records.py is the collection's MirrorMaker 2 record codec, generated, never a hand-written twin."""
+import ast
+import importlib.util
+import runpy
+
+import pytest
+
+from ansible_collections.kafkaops.mirror.plugins.module_utils import mm2_records
+from tests.support.checkout import REPO
+
+GENERATOR = REPO / "scripts" / "vendor_mm2_naming.py"
+JOB = REPO / "roles" / "mirror_validation" / "files" / "mirror_validation"
+
+
+def _vendored():
+    spec = importlib.util.spec_from_file_location("vendored_mm2_records", JOB / "mm2_records.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_vendored_records_is_what_the_generator_writes_from_the_codec():
+    generate = runpy.run_path(str(GENERATOR))["generate"]
+    assert (JOB / "mm2_records.py").read_text() == generate("mm2_records.py"), \
+        "run: python scripts/vendor_mm2_naming.py (the job's copy drifted from plugins/module_utils)"
+
+
+def test_the_generator_checks_every_target_and_the_job_has_no_hand_written_codec():
+    assert runpy.run_path(str(GENERATOR))["main"](["--check"]) == 0
+    assert not (JOB / "mm2_formats.py").exists()
+
+
+def test_vendored_records_needs_only_the_standard_library():
+    imported = set()
+    for node in ast.walk(ast.parse((JOB / "mm2_records.py").read_text())):
+        if isinstance(node, ast.Import):
+            imported.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            imported.add((node.module or "").split(".")[0])
+    assert imported <= {"__future__", "collections", "struct"}
+
+
+@pytest.mark.parametrize("codec, record", [
+    ("OffsetSync", ("orders", 3, 1500, 1498)),
+    ("Checkpoint", ("orders-app", "primary.orders", 3, 1500, 1498, "")),
+    ("Heartbeat", ("primary", "secondary", 1700000000000)),
+])
+def test_vendored_codec_reads_and_writes_the_bytes_the_collections_does(codec, record):
+    ours, theirs = getattr(_vendored(), codec)(*record), getattr(mm2_records, codec)(*record)
+    assert (ours.encode_key(), ours.encode_value()) == (theirs.encode_key(), theirs.encode_value())
+    assert getattr(_vendored(), codec).decode(theirs.encode_key(), theirs.encode_value()) == record
