@@ -9,8 +9,10 @@ MirrorMaker node starts MirrorMaker 2 again with yesterday's properties, as a re
 two, new topics appear on the source and a producer keeps writing to the remaining one. Day two is one whole mirror.yml run
 that turns IP advertising on (ambari_kafka restarts the source broker while MirrorMaker replicates), during which the
 MirrorMaker 2 process is killed once (supervisord restarts it) and the producer then stops (the validation job wants a
-target that stops moving); its validation stage must pass. The last step fails the consumers over (failover.yml) and
-runs mirror.yml's mirror stages again (kafka_topics, mirrormaker2), which must not undo the cut-over.
+target that stops moving); its validation stage must pass. The last step fails the consumers over (failover.yml); the
+source keeps receiving records after the cut-over, and the whole mirror.yml run again must not undo it (MirrorMaker stays
+stopped, nothing more reaches the target, the moved group's offsets stay); a run of the mirrormaker2 stage with
+mirrormaker2_resume_after_failover then mirrors again.
 
 The flow renders refresh.topics.interval.seconds 600 (Kafka's default) on purpose: within the 240 s health wait, only
 the role's restart of the running MirrorMaker can make it replicate the new topics. Every scenario is asserted on its
@@ -49,6 +51,10 @@ ROLE = "kafkaops.mirror.mirrormaker2 : "
 RESTART_FOR_TOPICS = ROLE + "Restart MirrorMaker so that it replicates the topics it does not know yet"
 REPORT_WITHOUT_SOURCE = ROLE + "Report remote topics whose source topic is gone"
 VALIDATION_REPORT = "kafkaops.mirror.mirror_validation : Keep the report as a fact"
+HOLD_AFTER_FAILOVER = ROLE + "Keep MirrorMaker stopped, a failover cut its flow over"
+VALIDATION_SKIPPED = "Skip the validation of a flow that a failover cut over"
+CUTOVER_RECORD = "/etc/kafka-mirrormaker2/failed-over.json"  # the mirrormaker2 role's record, read back on the node
+AFTER_CUTOVER_RECORDS, AFTER_CUTOVER_FIRST_KEY = 30, 10_000  # keys key-10000.. were never produced before
 PROGRAM = "kafka-mirrormaker2"  # mirrormaker2_service_name's default
 PROPERTIES = "/etc/kafka-mirrormaker2/connect-mirror-maker.properties"
 SUPERVISORCTL = f"{Path(sys.executable).parent / 'supervisorctl'} -c {SUPERVISOR_CONFIG}"
@@ -363,15 +369,39 @@ def test_mirror_after_failover_keeps_the_cut_over(lab):
         "failover_pause": False, "failover_groups": ["d2-.*"], "failover_topics": ["d2-.*"], "failover_lag_timeout": 180,
         "failover_lag_poll_interval": 2}))
     assert not failover.failed, failover.stdout[-6000:]
-    secondary = lab.bootstrap("secondary")
+    primary, secondary = lab.bootstrap("primary"), lab.bootstrap("secondary")
     moved = group_offsets(secondary, GROUP)
     assert moved and all(topic == "primary." + ORDERS for topic, _partition in moved), moved
-    remote_ends = {topic: kafka_io.end_offsets(secondary, "primary." + topic) for topic in (ORDERS, *NEW_TOPICS)}
+    record = json.loads(lab.on_node(f"cat {CUTOVER_RECORD}").stdout or "{}")
+    assert record.get("flows", {}).get("primary->secondary", {}).get("groups") == ["d2-.*"], record
+    topics = {ORDERS: ORDERS_PARTITIONS, **NEW_TOPICS}
+    remote_ends = {topic: kafka_io.end_offsets(secondary, "primary." + topic) for topic in topics}
 
-    # The stages that act on the mirror (the others only check or fix connectivity, unchanged since day two).
-    play = lab.mirror("mirror.yml after failover.yml", tags="kafka_topics,mirrormaker2")
+    # After the cut-over the source keeps receiving records (a producer not moved yet): they must stay off the target, whose
+    # topics the moved consumers now read.
+    for topic, partitions in topics.items():
+        kafka_io.produce(primary, topic, AFTER_CUTOVER_RECORDS, partitions, start=AFTER_CUTOVER_FIRST_KEY)
+    after_cutover = {b"key-%d" % index for index in range(AFTER_CUTOVER_FIRST_KEY, AFTER_CUTOVER_FIRST_KEY + AFTER_CUTOVER_RECORDS)}
+
+    play = lab.mirror("mirror.yml after failover.yml (whole)", tags=None,
+                      mirror_validation_report_dir=str(Path(lab.directory) / "reports-after-failover"))
 
     assert not play.failed, play.stdout[-6000:]
+    held = play.task(HOLD_AFTER_FAILOVER)["msg"]
+    assert "flow primary->secondary was failed over at " in held and "set mirrormaker2_resume_after_failover: true" in held, held
+    assert "primary->secondary skipped" in play.task(VALIDATION_SKIPPED)["msg"]
+    status = lab.on_node(f"{SUPERVISORCTL} status {PROGRAM}")
+    assert lab.mirrormaker_pid() is None and "RUNNING" not in status.stdout, f"MirrorMaker runs again: {status.stdout}"
+    assert {topic: kafka_io.end_offsets(secondary, "primary." + topic) for topic in topics} == remote_ends, \
+        "mirror.yml copied records produced after the cut-over into the topics the consumers now read"
     assert group_offsets(secondary, GROUP) == moved, "mirror.yml moved the failed-over group's offsets on the target"
-    assert {topic: kafka_io.end_offsets(secondary, "primary." + topic) for topic in remote_ends} == remote_ends, \
-        "mirror.yml copied records again into the topics the consumers now read"
+
+    # Mirroring again is one variable away; the cut-over record goes with it.
+    resumed = lab.mirror("mirrormaker2 stage with mirrormaker2_resume_after_failover", tags="mirrormaker2",
+                         mirrormaker2_resume_after_failover=True)
+    assert not resumed.failed, resumed.stdout[-6000:]
+    for topic in topics:
+        assert kafka_io.wait_for(lambda t=topic: after_cutover <= keys_of(kafka_io.read_all(secondary, "primary." + t)), 60), \
+            f"records produced after the cut-over did not reach primary.{topic} after the resume"
+    assert lab.mirrormaker_pid(), lab.on_node(f"{SUPERVISORCTL} status {PROGRAM}").stdout
+    assert lab.on_node(f"test -e {CUTOVER_RECORD}").returncode == 1, "the cut-over record was left after the resume"
