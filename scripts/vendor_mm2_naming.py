@@ -21,8 +21,8 @@ TARGET_DIR = ROOT / "roles" / "mirror_validation" / "files" / "mirror_validation
 TARGETS = {
     "naming.py": ("MirrorMaker 2's naming and topic selection for the validation job (the collection's vocabulary, vendored).",
                   [("_mm2/patterns.py", None), ("_mm2/naming.py", None), ("_mm2/selection.py", None)]),
-    "mm2_records.py": ("MirrorMaker 2's record codec for the validation job (the collection's, vendored).",
-                       [("mm2_records.py", None)]),
+    "mm2_records.py": ("MirrorMaker 2's record codec and the one rule for undecodable records, for the validation job (the collection's, vendored).",
+                       [("mm2_records.py", None), ("_mm2/internal_records.py", ("decode_records",))]),
 }
 HEADER = '''# -*- coding: utf-8 -*-
 # Copyright: kafkaops.mirror contributors
@@ -34,11 +34,12 @@ from __future__ import annotations
 
 
 def _header_source(sources):
-    """plugins/module_utils/_mm2/{a.py,b.py} when they share a folder, else the paths joined by commas."""
+    """plugins/module_utils/a.py for one source, else plugins/module_utils[/folder]/{a.py,b.py} (the shared folder, if any)."""
+    if len(sources) == 1:
+        return "plugins/module_utils/%s" % sources[0][0]
     folders = {name.rpartition("/")[0] for name, _names in sources}
-    if len(folders) == 1 and len(sources) > 1:
-        return "plugins/module_utils/%s/{%s}" % (folders.pop(), ",".join(name.rpartition("/")[2] for name, _names in sources))
-    return ", ".join("plugins/module_utils/%s%s" % (name, "" if names is None else " (%s)" % ", ".join(names)) for name, names in sources)
+    folder = folders.pop() if len(folders) == 1 else ""
+    return "plugins/module_utils/%s{%s}" % (folder + "/" if folder else "", ",".join(name[len(folder) + 1 if folder else 0:] for name, _names in sources))
 
 
 def _body(path):
@@ -86,7 +87,8 @@ def generate(target="naming.py"):
         body, stdlib_imports = _body(path) if names is None else _definitions(path, names)
         bodies.append("\n\n# %s\n# from plugins/module_utils/%s\n\n%s\n" % ("-" * 100, name, body))
         imports.extend(item for item in stdlib_imports if item not in imports)
-    return HEADER % (_header_source(sources), docstring) + "\n" + "\n".join(sorted(imports)) + "\n" + "".join(bodies)
+    imported = "\n" + "\n".join(sorted(imports)) + "\n" if imports else ""
+    return HEADER % (_header_source(sources), docstring) + imported + "".join(bodies)
 
 
 def main(argv):

@@ -137,8 +137,8 @@ class _Run:
         if records is None:
             self.checks["offset_syncs"] = "skipped (%s not found on the %s)" % (topic, options.offset_syncs_location)
             return {}
-        self.syncs = mm2_checks.offset_syncs(records, {pair.source_topic: pair.index for pair in self.pairs if pair.target_exists})
-        self.checks["offset_syncs"] = "checked (%s)" % topic
+        self.syncs, undecodable = mm2_checks.offset_syncs(records, {pair.source_topic: pair.index for pair in self.pairs if pair.target_exists})
+        self.checks["offset_syncs"] = "checked (%s)%s" % (topic, mm2_checks.undecodable_note(undecodable))
         return mm2_checks.latest_syncs(self.syncs)
 
     def _load_checkpoints(self, target_reader, target_topics):
@@ -147,8 +147,8 @@ class _Run:
         if records is None:
             self.checks["checkpoints"] = "skipped (%s not found on the target)" % topic
             return
-        self.checkpoints = mm2_checks.latest_checkpoints(records, {pair.target_topic: pair.index for pair in self.pairs if pair.target_exists})
-        self.checks["checkpoints"] = "checked (%s)" % topic
+        self.checkpoints, undecodable = mm2_checks.latest_checkpoints(records, {pair.target_topic: pair.index for pair in self.pairs if pair.target_exists})
+        self.checks["checkpoints"] = "checked (%s)%s" % (topic, mm2_checks.undecodable_note(undecodable))
 
     def compare(self):
         """Per-pair report entries and checkpoint results: each partition pair is compared in the task that reads it."""

@@ -3,25 +3,43 @@ partition_match.py) and consumer-group checkpoints. Both topics are compacted: t
 partition and group, not per mirrored record."""
 from __future__ import annotations
 
+from collections import namedtuple
+
 from .fingerprint import record_fingerprint
-from .mm2_records import Checkpoint, MirrorRecordError, OffsetSync
+from .mm2_records import Checkpoint, OffsetSync, decode_records
 
 SKIPS_RECORDS = "skips records on the target"
+UNDECODABLE_SAMPLES = 5
+
+_Consumed = namedtuple("_Consumed", "partition offset key value")  # what decode_records reads of a consumer record
 
 
-def _decoded(records, codec):
-    for _part, record in records:
-        try:
-            decoded = codec.decode(record.key, record.value)
-        except MirrorRecordError:
-            continue  # tombstones and foreign records on the internal topic carry no sync or checkpoint
-        yield decoded, record.offset
+def _decoded(records, codec, undecodable):
+    """(decoded record, offset) of `records` ((range, RawRecord)) by the collection's one rule (decode_records): a tombstone
+    is skipped silently, any other record that does not decode is skipped and its problem appended to `undecodable`."""
+    for part, record in records:
+        decoded, problems = decode_records([_Consumed(part.partition, record.offset, record.key, record.value)], codec, part.topic)
+        undecodable.extend(problems)
+        for item in decoded:
+            yield item, record.offset
+
+
+def undecodable_note(undecodable):
+    """`; N undecodable record(s) skipped: topic[p]@offset: reason, ...` (the first UNDECODABLE_SAMPLES) for a check's line, or ``."""
+    if not undecodable:
+        return ""
+    more = len(undecodable) - UNDECODABLE_SAMPLES
+    return "; %d undecodable record(s) skipped: %s%s" % (len(undecodable), ", ".join(undecodable[:UNDECODABLE_SAMPLES]),
+                                                         " and %d more" % more if more > 0 else "")
 
 
 def offset_syncs(records, pair_of_source_topic):
-    """{(pair, partition, upstream, downstream)} of the syncs of validated topics among `records` ((range, RawRecord))."""
-    return {(pair_of_source_topic[sync.topic], sync.partition, sync.upstream_offset, sync.downstream_offset)
-            for sync, _offset in _decoded(records, OffsetSync) if sync.topic in pair_of_source_topic}
+    """({(pair, partition, upstream, downstream)} of the syncs of validated topics among `records` ((range, RawRecord)),
+    [problem of each undecodable record])."""
+    undecodable = []
+    syncs = {(pair_of_source_topic[sync.topic], sync.partition, sync.upstream_offset, sync.downstream_offset)
+             for sync, _offset in _decoded(records, OffsetSync, undecodable) if sync.topic in pair_of_source_topic}
+    return syncs, undecodable
 
 
 def latest_syncs(syncs):
@@ -34,15 +52,16 @@ def latest_syncs(syncs):
 
 
 def latest_checkpoints(records, pair_of_target_topic):
-    """The newest checkpoint per (group, pair, partition) of validated topics, as dicts: the topic is compacted on that key."""
-    newest = {}
-    for checkpoint, offset in _decoded(records, Checkpoint):
+    """([the newest checkpoint per (group, pair, partition) of validated topics, as dicts: the topic is compacted on that key],
+    [problem of each undecodable record])."""
+    newest, undecodable = {}, []
+    for checkpoint, offset in _decoded(records, Checkpoint, undecodable):
         if checkpoint.topic in pair_of_target_topic:
             key = (checkpoint.group, pair_of_target_topic[checkpoint.topic], checkpoint.partition)
             if key not in newest or offset > newest[key][0]:
                 newest[key] = (offset, checkpoint)
     return [{"group": group, "pair": pair, "partition": partition, "upstream": checkpoint.upstream_offset,
-             "downstream": checkpoint.downstream_offset} for (group, pair, partition), (_offset, checkpoint) in sorted(newest.items())]
+             "downstream": checkpoint.downstream_offset} for (group, pair, partition), (_offset, checkpoint) in sorted(newest.items())], undecodable
 
 
 def checkpoint_verdict(downstream, first_copy_after, target_end):

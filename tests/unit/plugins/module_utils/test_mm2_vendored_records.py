@@ -1,10 +1,12 @@
 # -*- coding: utf-8 -*-
 # Copyright: kafkaops.mirror contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The validation job's mm2_records.py is the collection's MirrorMaker 2 record codec, generated, never a hand-written twin."""
+"""The validation job's mm2_records.py is the collection's MirrorMaker 2 record codec and undecodable-record rule, generated, never a
+hand-written twin."""
 import ast
 import importlib.util
 import runpy
+from collections import namedtuple
 
 import pytest
 
@@ -41,6 +43,17 @@ def test_vendored_records_needs_only_the_standard_library():
         elif isinstance(node, ast.ImportFrom):
             imported.add((node.module or "").split(".")[0])
     assert imported <= {"__future__", "collections", "struct"}
+
+
+def test_vendored_undecodable_rule_is_the_collections():
+    """_mm2/internal_records.decode_records: a tombstone is skipped silently, a garbage record is reported with its offset."""
+    record = namedtuple("Record", "partition offset key value")
+    sync = mm2_records.OffsetSync("orders", 0, 10, 10)
+    read = [record(0, 7, sync.encode_key(), None), record(0, 8, sync.encode_key(), sync.encode_value()), record(1, 9, b"\x00", b"")]
+    vendored = _vendored()
+    decoded, problems = vendored.decode_records(read, vendored.OffsetSync, "syncs")
+    assert decoded == [("orders", 0, 10, 10)]
+    assert problems == ["syncs[1]@9: offset-sync key: truncated at byte 0 (needs 2 more, 1 left)"]
 
 
 @pytest.mark.parametrize("codec, record", [
