@@ -23,6 +23,7 @@ TARGETS = {
                   [("_mm2/patterns.py", None), ("_mm2/naming.py", None), ("_mm2/selection.py", None)]),
     "mm2_records.py": ("MirrorMaker 2's record codec and the one rule for undecodable records, for the validation job (the collection's, vendored).",
                        [("mm2_records.py", None), ("_mm2/internal_records.py", ("decode_records",))]),
+    "findings.py": ("How a finding reads, for the validation job's report (the collection's, vendored).", [("_mm2/findings.py", ("finding_text",))]),
 }
 HEADER = '''# -*- coding: utf-8 -*-
 # Copyright: kafkaops.mirror contributors

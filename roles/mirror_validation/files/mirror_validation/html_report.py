@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from html import escape
 
+from .findings import finding_text
+
 STRIP_WIDTH = 760  # px of the offset axis; the page is at most 1100 px wide
 _STYLE = """
 body{font-family:system-ui,sans-serif;margin:16px auto;max-width:1100px;padding:0 12px;color:#222}
@@ -171,7 +173,7 @@ def _meaning(item):
     """A finding's message and fix, without the leading `topic -> remote topic: ` the row's columns already show."""
     named = "%s -> %s: " % (item["topic"], item["remote_topic"])
     message = item["message"][len(named):] if item["message"].startswith(named) else item["message"]
-    return message + "." + (" Fix: %s." % item["fix"] if item.get("fix") else "")
+    return finding_text(dict(item, message=message))
 
 
 def topic_drift_section(drift):

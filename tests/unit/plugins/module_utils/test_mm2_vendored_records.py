@@ -1,8 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: kafkaops.mirror contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The validation job's mm2_records.py is the collection's MirrorMaker 2 record codec and undecodable-record rule, generated, never a
-hand-written twin."""
+"""The validation job's mm2_records.py and findings.py are the collection's MirrorMaker 2 record codec, undecodable-record rule and
+finding text, generated, never hand-written twins."""
 import ast
 import importlib.util
 import runpy
@@ -11,6 +11,7 @@ from collections import namedtuple
 import pytest
 
 from ansible_collections.kafkaops.mirror.plugins.module_utils import mm2_records
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2 import findings
 from tests.support.checkout import REPO
 
 GENERATOR = REPO / "scripts" / "vendor_mm2_naming.py"
@@ -65,3 +66,13 @@ def test_vendored_codec_reads_and_writes_the_bytes_the_collections_does(codec, r
     ours, theirs = getattr(_vendored(), codec)(*record), getattr(mm2_records, codec)(*record)
     assert (ours.encode_key(), ours.encode_value()) == (theirs.encode_key(), theirs.encode_value())
     assert getattr(_vendored(), codec).decode(theirs.encode_key(), theirs.encode_value()) == record
+
+
+def test_vendored_findings_is_what_the_generator_writes_and_reads_as_the_collections():
+    generate = runpy.run_path(str(GENERATOR))["generate"]
+    assert (JOB / "findings.py").read_text() == generate("findings.py")
+    spec = importlib.util.spec_from_file_location("vendored_findings", JOB / "findings.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    for item in ({"message": "a", "fix": "b"}, {"message": "a", "fix": None}, {"message": "a"}):
+        assert module.finding_text(item) == findings.finding_text(item)
