@@ -1,6 +1,6 @@
 # Copyright: kafkaops.mirror contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Offset syncs and checkpoints as the driver reads them from MM2's internal topics (byte layouts: test_mm2_records.py)."""
+"""Offset syncs and checkpoints as the driver reads them from MM2's internal topics (byte layouts: test_job_mm2_records.py)."""
 import struct
 from collections import namedtuple
 
