@@ -54,6 +54,16 @@ RELEASES = {
                                "mirrormaker2_properties": {"replication.policy.internal.topic.separator.enabled": "false"}}, "3.5.2", True),
 }
 DETECTED_KAFKA = "2.4.1"
+# host: its naming settings, under the names every role uses (renamed in 0.2.0)
+NAMING = {"naming-set": {"mirror_validation_replication_policy_separator": "_", "mirror_validation_offset_syncs_topic_location": "target",
+                         "mirror_validation_mirrormaker_version": "3.9"}}
+# host: (its settings, what the failure message must name): refused before anything runs, by the argument specs or the rename
+REFUSED_NAMING = {
+    "old-separator-name": ({"mirror_validation_separator": "_"}, "mirror_validation_replication_policy_separator"),
+    "old-location-name": ({"mirror_validation_offset_syncs_location": "target"}, "mirror_validation_offset_syncs_topic_location"),
+    "location-not-a-choice": ({"mirror_validation_offset_syncs_topic_location": "both"}, "mirror_validation_offset_syncs_topic_location"),
+    "policy-not-a-choice": ({"mirror_validation_replication_policy": "custom"}, "mirror_validation_replication_policy"),
+}
 # host: (its settings, what the failure message must name)
 REFUSED = {
     "queue-without-yarn": ({"mirror_validation_spark_master": "spark://master:7077", "mirror_validation_spark_queue": "mirror-checks"},
@@ -76,7 +86,8 @@ def role_run(tmp_path_factory):
         (kafka_home / "libs" / jar).write_bytes(b"")
     local = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable}
     hosts = {"yarn": YARN, **LOCAL, **{host: settings for host, (settings, _named) in REFUSED.items()},
-             **{host: settings for host, (settings, _release, _flag) in RELEASES.items()}}
+             **{host: settings for host, (settings, _release, _flag) in RELEASES.items()},
+             **NAMING, **{host: settings for host, (settings, _named) in REFUSED_NAMING.items()}}
     work = {host: root / host for host in hosts}
     inventory = {"all": {"children": {
         "primary_kafka": {"hosts": {"source": dict(local, kafka_bootstrap_servers="127.0.0.1:9", kafka_cluster_alias="primary")}},
@@ -142,3 +153,19 @@ def test_the_job_gets_the_release_that_runs_mirrormaker(role_run, host):
     assert _option(argv, "--mirrormaker-version") == [release]
     assert ("--no-internal-topic-separator" in argv) is no_separator
     assert _option(argv, "--separator") == ["."]
+
+
+def test_the_naming_settings_reach_the_job_under_the_names_every_role_uses(role_run):
+    play, work = role_run
+    assert play.stats["naming-set"]["failures"] == 0, play.stdout[-3000:]
+    argv = json.loads((work["naming-set"] / "reports" / "spark-submit.json").read_text())["argv"]
+    assert (_option(argv, "--separator"), _option(argv, "--offset-syncs-location")) == (["_"], ["target"])
+
+
+@pytest.mark.parametrize("host", sorted(REFUSED_NAMING))
+def test_old_names_and_values_outside_the_choices_fail_before_anything_runs(role_run, host):
+    """The argument specs' choices are the only check of the policy and the location (the role asserts them no more)."""
+    play, work = role_run
+    failed = [entry["result"].get("msg", "") for entry in play.tasks if entry["host"] == host and entry["result"].get("failed")]
+    assert len(failed) == 1 and REFUSED_NAMING[host][1] in failed[0], failed
+    assert play.stats[host]["failures"] == 1 and not work[host].exists()
