@@ -18,7 +18,7 @@ import logging
 import time
 
 from kafka import TopicPartition
-from kafka.errors import KafkaError
+from kafka.errors import KafkaError, OutOfOrderSequenceNumberError, UnknownProducerIdError
 
 from sandbox.mm2.sync_emitter import OffsetSyncEmitter
 from sandbox.mm2.topic_configs import TopicConfigSync
@@ -27,6 +27,7 @@ LOG = logging.getLogger("sandbox.mm2")
 COMPACT = {"cleanup.policy": "compact"}
 POLL_MAX_RECORDS = 5000
 IDLE_SLEEP_MIN_S, IDLE_SLEEP_MAX_S = 0.05, 1.0
+RESEND_FOR_S = 60.0  # how long records the target refused with a retriable error are sent again before the task fails
 
 
 def progress_topic(source_alias):
@@ -155,11 +156,8 @@ class SourceReplicator:
             self.producer.begin_transaction()
         sent, last = [], {}
         for tp, records in batches.items():
-            remote = self.assigned[tp]
             for record in records:
-                future = self.producer.send(remote, key=record.key, value=record.value, headers=list(record.headers or []),
-                                            partition=tp.partition, timestamp_ms=record.timestamp)
-                sent.append((tp, record.offset, future))
+                sent.append((tp, record, self._send(tp, record)))
                 last[(tp.topic, tp.partition)] = record.offset
         if self.flow.exactly_once:
             for key, value in self._progress_records(last):
@@ -170,7 +168,47 @@ class SourceReplicator:
             self.producer.flush()
             self.copied.update(last)
         syncs = []
-        for tp, upstream, future in sent:
-            syncs.extend(self.syncs.copied(tp.topic, tp.partition, upstream, future.get(timeout=30).offset))
+        for tp, upstream, downstream in self._acknowledged(sent):
+            syncs.extend(self.syncs.copied(tp.topic, tp.partition, upstream, downstream))
         self._send_syncs(syncs)
         return len(sent)
+
+    def _send(self, tp, record):
+        return self.producer.send(self.assigned[tp], key=record.key, value=record.value, headers=list(record.headers or []),
+                                  partition=tp.partition, timestamp_ms=record.timestamp)
+
+    def _acknowledged(self, sent):
+        """(source partition, upstream offset, downstream offset) of every record of `sent` once the target has it, in order.
+
+        Quirk (kafka-python 3.0.12): its idempotent producer fails a batch with OutOfOrderSequenceNumberError when the broker
+        lost the producer's state (a target cluster rebuilt under a running MirrorMaker, `python -m sandbox rebuild`), and
+        gives up on retriable errors after `retries`. Real MirrorMaker 2's Java producer bumps the epoch and sends such a
+        batch again (KIP-360), and Connect's producer retries retriable errors without end, so the task goes on. Here a
+        partition with a record refused so is sent again from that record on, the later records of the poll included (one
+        that landed meanwhile is then there twice, once before the refused record: at least once, no record lost), for up to
+        RESEND_FOR_S; an exactly-once flow's transaction is not sent again (its failure ends the task, as before).
+        """
+        deadline = time.monotonic() + RESEND_FOR_S
+        acknowledged, pending = [], sent
+        while pending:
+            again, refused = [], set()
+            for tp, record, future in pending:
+                if tp in refused:
+                    again.append((tp, record))
+                    continue
+                try:
+                    acknowledged.append((tp, record.offset, future.get(timeout=30).offset))
+                except KafkaError as exc:
+                    resendable = isinstance(exc, (OutOfOrderSequenceNumberError, UnknownProducerIdError)) or exc.retriable
+                    if self.flow.exactly_once or not resendable or time.monotonic() >= deadline:
+                        raise
+                    LOG.warning("%s: the target refused %s-%d at source offset %d (%s); sending the partition again from there",
+                                self.flow.name, self.assigned[tp], tp.partition, record.offset, exc)
+                    refused.add(tp)
+                    again.append((tp, record))
+            if again:
+                time.sleep(0.2)
+            pending = [(tp, record, self._send(tp, record)) for tp, record in again]
+            if pending:
+                self.producer.flush()
+        return acknowledged
