@@ -4,10 +4,9 @@
 """Kafka versions and the MirrorMaker features they bring."""
 from __future__ import annotations
 
-import re
 from collections import namedtuple
 
-from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import IDENTITY_POLICY_SINCE, OFFSET_SYNCS_LOCATION_SINCE
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import IDENTITY_POLICY_SINCE, OFFSET_SYNCS_LOCATION_SINCE, parse_release
 
 
 class KafkaVersion(namedtuple("KafkaVersion", "major minor patch")):
@@ -15,10 +14,7 @@ class KafkaVersion(namedtuple("KafkaVersion", "major minor patch")):
 
     @classmethod
     def parse(cls, text):
-        match = re.match(r"^\s*(\d+)\.(\d+)(?:\.(\d+))?", str(text))
-        if not match:
-            raise ValueError("%r is not a Kafka version (expected MAJOR.MINOR or MAJOR.MINOR.PATCH, e.g. 3.9 or 2.4.1)" % (text,))
-        return cls(int(match.group(1)), int(match.group(2)), int(match.group(3) or 0))
+        return cls(*parse_release(text, required=True))
 
     def __str__(self):
         return "%d.%d.%d" % self

@@ -34,11 +34,10 @@ OFFSET_SYNCS_LOCATION_SINCE = (3, 0, 0)
 IDENTITY_POLICY_SINCE = (3, 0, 0)
 
 
-def parse_release(text):
-    """A Kafka release as written (`2.4.1`, `3.9`, HDInsight's `2.4.1.5.0.3000`) as (major, minor, patch); None when empty.
-
-    The rule of mm2_versions.KafkaVersion.parse, here for the validation job, which gets only this vocabulary."""
-    if text is None or not str(text).strip():
+def parse_release(text, required=False):
+    """A Kafka release as written (`2.4.1`, `3.9`, HDInsight's `2.4.1.5.0.3000`) as (major, minor, patch); None when empty
+    unless `required`. The one rule: mm2_versions.KafkaVersion.parse uses it, and the validation job gets it vendored."""
+    if not required and (text is None or not str(text).strip()):
         return None
     match = re.match(r"^\s*(\d+)\.(\d+)(?:\.(\d+))?", str(text))
     if not match:
