@@ -89,7 +89,8 @@ def preview(source_offset, target_offset, source_records, target_records, target
     if unknown:
         return Preview(UNVERIFIED, None, None, None, False,
                        f"target record at offset {unknown[0]} matches no source record within the window around offset {g}: "
-                       f"raise verify_window")
+                       f"raise verify_window (failover_verify_window) towards {abs(g - target_offset)}, the distance between the "
+                       f"group's source offset and the translated target offset")
     re_read = sum(1 for _offset, source in aligned if source is not None and source < g)
     if first_new is None:
         return Preview(UNVERIFIED, re_read, None, None, False,

@@ -67,7 +67,8 @@ def test_at_the_end_and_not_mirrored():
 
 def test_unknown_records_are_unverified():
     foreign = [(i, fingerprint(b"x", b"%d" % i)) for i in range(20)]
-    assert run(10, 5, foreign).status == "unverified"
+    unverified = run(10, 5, foreign)
+    assert unverified.status == "unverified" and "raise verify_window (failover_verify_window) towards 5" in unverified.detail
     # every record read is before g: the window is too small to count them all
     short = run(19, 2, [(i, S[i]) for i in range(2, 10)], scanned_to_end=False)
     assert short.status == "unverified" and short.re_read == 8
