@@ -206,21 +206,18 @@ class KafkaConnection:
     def __exit__(self, *exc_info):
         self.close()
 
-    def admin(self):
-        """The admin client, after checking that every advertised broker address is usable from here."""
+    def admin(self, check_brokers=True):
+        """The admin client, after checking that every advertised broker address is usable from here.
+
+        check_brokers=False: a caller that probes the advertised addresses itself (kafka_preflight, which reports them
+        instead of failing) gets the bootstrapped client without probing them twice; what it learned while bootstrapping
+        (ApiVersions, metadata) needs no broker but the bootstrap one."""
         if self._admin is None:
             self._admin = self._build(KafkaAdminClient, self.config)
-        if not self._brokers_checked:
+        if check_brokers and not self._brokers_checked:
             self.check_advertised_brokers()
             self._brokers_checked = True
         return self._admin
-
-    def api_versions(self):
-        """{api key: (lowest, highest)} the bootstrap connection learned (or the pinned api_version's): no new request, so
-        it is known even when no advertised address is usable from here."""
-        if self._admin is None:
-            self._admin = self._build(KafkaAdminClient, self.config)
-        return self._admin.api_versions()
 
     def cluster(self):
         """{cluster_id, controller_id, brokers: [{node_id, host, port, rack}]}: the metadata the bootstrap servers returned.

@@ -87,7 +87,10 @@ def gather(connection, params):
         facts["brokers"].append(entry)
     facts["broker_count"] = len(facts["brokers"])
 
-    versions = connection.api_versions()
+    # The brokers' addresses were probed above: the admin client is not asked to probe them again. ApiVersions came from
+    # the bootstrap connection (or the pinned api_version).
+    admin = connection.admin(check_brokers=False)
+    versions = admin.api_versions()
     facts["api_versions"] = {getattr(key, "name", str(key)): [int(low), int(high)] for key, (low, high) in sorted(versions.items(), key=lambda kv: int(kv[0]))}
     if params.get("api_version"):
         facts["version_source"] = "pinned (api_version option)"
@@ -103,7 +106,6 @@ def gather(connection, params):
     if any(broker["usable"] is False for broker in facts["brokers"]):
         facts["skipped"].append("broker configs and the topic-creation dry run: they go to the advertised addresses, which are unusable from here")
         return facts
-    admin = connection.admin()
     _describe_broker_configs(admin, facts)
     if params.get("check_topic_creation"):
         _create_topics_dry_run(admin, facts)
@@ -235,12 +237,12 @@ def _release_findings(alias, cluster_version, expectations):
     if release is None:
         return findings
     for feature in expectations.get("required_features") or []:
-        message = requires(feature, release, FEATURE_LABELS.get(feature, feature))
+        label, since = FEATURE_LABELS.get(feature, feature), FEATURES[feature][0]
+        message = requires(feature, release, label)
         if message:
-            since = FEATURES[feature][0]
             findings.append(finding("error", "version_gate", alias, f"cluster {alias}: {message}",
-                                    f"turn {FEATURE_LABELS.get(feature, feature)} off for this flow, or run MirrorMaker from a Kafka "
-                                    f"{since.major}.{since.minor}+ installation (mirrormaker2_kafka_home)"))
+                                    f"turn {label} off for this flow, or run MirrorMaker from a Kafka {since.major}.{since.minor}+ "
+                                    f"installation (mirrormaker2_kafka_home)"))
     if cluster_version is not None:
         message = broker_too_old(release, KafkaVersion.parse(cluster_version))
         if message:
