@@ -3,8 +3,8 @@
 """Small in-memory mirrors compared by the job's own task code (spark_io.compare_works) and residue rules, without
 Kafka or Spark: each record is one letter, its value the letter itself.
 
-compare_mirror() does on a list what job.py does with Spark: compare every partition pair, settle the residue
-grouped by fingerprint, read the unsettled partitions again without a window, settle again.
+compare_mirror() runs the job's own comparison (comparison.compare_all) with an engine on lists (ListEngine) where
+job.py's runs Spark tasks.
 """
 from __future__ import annotations
 
@@ -12,8 +12,9 @@ import heapq
 from collections import defaultdict
 
 from mirror_validation import job
+from mirror_validation.comparison import compare_all
 from mirror_validation.kafka_reader import Batch
-from mirror_validation.residue import UNSETTLED, settle_fingerprint
+from mirror_validation.residue import settle_fingerprint
 from mirror_validation.slices import SOURCE, TARGET
 from mirror_validation.spark_io import RESIDUE, SUMMARY, compare_works
 from mirror_validation.topic_pairs import TopicPair
@@ -61,30 +62,56 @@ def topic_pair(source, target, source_begin=None, target_begin=None, target_behi
                      target_offsets=offsets(target, target_begin), target_behind=set(target_behind))
 
 
-def _settle(residue, summaries, pair, limit):
-    bounds_of = {}
-    for (index, partition), summary in summaries.items():
-        (source_begin, _end), (target_begin, _target_end) = pair.source_offsets[partition], pair.target_offsets[partition]
-        bounds_of[(index, partition)] = (summary["first_matched_source"], summary["first_matched_target"], summary["last_matched_source"],
-                                         source_begin, target_begin, partition in pair.target_behind)
-    groups = defaultdict(list)
-    for row in residue:
-        groups[(row[0], row[4])].append(row)
-    totals = {}
-    for rows in groups.values():
-        for key, value in settle_fingerprint(rows, bounds_of):
-            count, first = totals.get(key, (0, []))
-            totals[key] = (count + 1, heapq.nsmallest(limit, first + [value]))
-    return totals
+class ListEngine:
+    """comparison.compare_all's engine on lists: tasks run one after another here, the residue is a list."""
+
+    def __init__(self, readers, limit):
+        self.readers, self.limit = readers, limit
+        self.windows = []  # the window of each compare() call, in order
+
+    def compare(self, tasks, window):
+        self.windows.append(window)
+        summaries, residue = [], []
+        for kind, item in compare_works(self.readers, [work for task in tasks for work in task], window, self.limit):
+            (summaries if kind == SUMMARY else residue).append(item)
+        return summaries, residue
+
+    def settle(self, residue, bounds_of):
+        groups = defaultdict(list)
+        for row in residue:
+            groups[(row[0], row[4])].append(row)
+        totals = {}
+        for rows in groups.values():
+            for key, value in settle_fingerprint(rows, bounds_of):
+                count, first = totals.get(key, (0, []))
+                totals[key] = (count + 1, heapq.nsmallest(self.limit, first + [value]))
+        return totals
+
+    @staticmethod
+    def fingerprints(residue, keys):
+        found = defaultdict(set)
+        for row in residue:
+            if (row[0], row[1]) in keys:
+                found[(row[0], row[1])].add(row[4])
+        return {key: frozenset(fps) for key, fps in found.items()}
+
+    @staticmethod
+    def without(residue, keys):
+        return [row for row in residue if (row[0], row[1]) not in keys]
+
+    @staticmethod
+    def union(residue, more):
+        return residue + more
 
 
 def compare_mirror(source, target, source_begin=None, target_begin=None, target_behind=(), syncs=None, checkpoints=None,
-                   window=100000, limit=10, shift=None):
+                   window=100000, limit=10, shift=None, budget=10 ** 9):
     """Compare letters `source`/`target` ({partition: "ABC"} at consecutive offsets from each side's begin offset).
 
     `syncs`: {partition: [(upstream, downstream)]}; `checkpoints`: {partition: [upstream]}; `shift`: force the reading
-    order (SOURCE_FIRST, TARGET_FIRST). Returns (counts, samples, misplaced, anchors, summaries, partitions read again)
-    keyed by (pair, partition) as job.partition_tables gives them.
+    order (SOURCE_FIRST, TARGET_FIRST); `budget`: offsets per task, below a partition's size to cut it into ranges at
+    its syncs. Returns (counts, samples, misplaced, anchors, summaries, stats) keyed by (pair, partition) as
+    job.partition_tables gives them; stats as comparison.compare_all gives them.
     """
     pair = topic_pair(source, target, source_begin, target_begin, target_behind)
     bounds = {(row[0], row[1]): row[2:] for row in pair.bounds()}
@@ -93,27 +120,10 @@ def compare_mirror(source, target, source_begin=None, target_begin=None, target_
     for partition in sorted(bounds):
         work = job.partition_work(pair, partition[1], in_range.get(partition, ()), (checkpoints or {}).get(partition[1], ()))
         works.append(work if shift is None else work._replace(shift=shift))
-    readers = LetterReaders(_records(source, source_begin or {}), _records(target, target_begin or {}))
-
-    def run(chosen, chosen_window):
-        summaries, residue = {}, []
-        for kind, item in compare_works(readers, chosen, chosen_window, limit):
-            if kind == SUMMARY:
-                summaries[(item["pair"], item["partition"])] = item
-            elif kind == RESIDUE:
-                residue.append(item)
-        return summaries, residue
-
-    summaries, residue = run(works, window)
-    outcomes = _settle(residue, summaries, pair, limit)
-    unsettled = {key[1:] for key in outcomes if key[0] == UNSETTLED}
-    if unsettled:
-        more_summaries, more_residue = run([w for w in works if (w.source.pair, w.source.partition) in unsettled], 0)
-        summaries.update(more_summaries)
-        residue = [row for row in residue if (row[0], row[1]) not in unsettled] + more_residue
-        outcomes = _settle(residue, summaries, pair, limit)
+    engine = ListEngine(LetterReaders(_records(source, source_begin or {}), _records(target, target_begin or {})), limit)
+    summaries, outcomes, stats = compare_all(engine, works, budget, window, bounds, limit, {0: pair.source_topic})
     counts, samples, misplaced, anchors = job.partition_tables(summaries, outcomes, limit)
-    return counts, samples, misplaced, anchors, summaries, sorted(unsettled)
+    return counts, samples, misplaced, anchors, summaries, stats
 
 
 COUNT_NAMES = ("source_count", "target_count", "missing", "duplicates", "unexpected", "order_violations", "expired")

@@ -39,36 +39,36 @@ CASES = [
 @pytest.mark.parametrize("case", CASES, ids=[case[0] for case in CASES])
 def test_single_partition_classes(case, way):
     _name, source, target, counts, samples = case
-    got_counts, got_samples, _misplaced, _anchors, _summaries, _again = compare_mirror({0: source}, {0: target}, **way)
+    got_counts, got_samples, _misplaced, _anchors, _summaries, _stats = compare_mirror({0: source}, {0: target}, **way)
     assert count_rows(got_counts) == [(0,) + counts]
     assert got_samples.get((0, 0), {}) == samples
 
 
 def test_a_healthy_mirror_read_in_step_leaves_no_residue_and_is_read_once():
     source = "".join(chr(65 + i % 26) + chr(97 + i // 26 % 26) for i in range(300))
-    _counts, _samples, _misplaced, _anchors, summaries, again = compare_mirror({0: source, 1: source}, {0: source, 1: source}, window=4)
-    assert [summary["residue"] for summary in summaries.values()] == [0, 0] and again == []
+    _counts, _samples, _misplaced, _anchors, summaries, stats = compare_mirror({0: source, 1: source}, {0: source, 1: source}, window=4)
+    assert [summary["residue"] for summary in summaries.values()] == [0, 0] and stats["partitions_read_again"] == 0
 
 
 def test_only_records_that_waited_too_long_make_a_partition_be_read_again():
     """Records copied further from their place than the window lets records wait are matched by the second read, held whole."""
-    counts, samples, _misplaced, _anchors, _summaries, again = compare_mirror({0: "ABCDEFGHIJ", 1: "ABCD"}, {0: "DEFGHIJABC", 1: "ABCD"},
+    counts, samples, _misplaced, _anchors, _summaries, stats = compare_mirror({0: "ABCDEFGHIJ", 1: "ABCD"}, {0: "DEFGHIJABC", 1: "ABCD"},
                                                                               window=2)
-    assert again == [(0, 0)]
+    assert stats["partitions_read_again"] == 1
     assert count_rows(counts) == [(0, 10, 10, 0, 0, 0, 1, 0), (1, 4, 4, 0, 0, 0, 0, 0)]
     assert samples == {(0, 0): {"order_violation": [7]}}
 
 
 def test_one_record_moved_far_is_matched_in_the_first_read():
     """Only records waiting count against the window, not the runs matched meanwhile."""
-    counts, samples, _misplaced, _anchors, _summaries, again = compare_mirror({0: "ABCDEFGHIJ"}, {0: "BCDEFGHIJA"}, window=2)
-    assert again == []
+    counts, samples, _misplaced, _anchors, _summaries, stats = compare_mirror({0: "ABCDEFGHIJ"}, {0: "BCDEFGHIJA"}, window=2)
+    assert stats["partitions_read_again"] == 0
     assert count_rows(counts) == [(0, 10, 10, 0, 0, 0, 1, 0)] and samples == {(0, 0): {"order_violation": [9]}}
 
 
 @pytest.mark.parametrize("way", WAYS, ids=WAY_IDS)
 def test_record_in_the_wrong_partition_is_missing_there_and_unexpected_here(way):
-    counts, samples, misplaced, _anchors, _summaries, _again = compare_mirror({0: "AB", 1: "CD"}, {0: "A", 1: "CDB"}, **way)
+    counts, samples, misplaced, _anchors, _summaries, _stats = compare_mirror({0: "AB", 1: "CD"}, {0: "A", 1: "CDB"}, **way)
     assert count_rows(counts) == [(0, 2, 1, 1, 0, 0, 0, 0), (1, 2, 3, 0, 0, 1, 0, 0)]
     assert samples == {(0, 0): {"missing": [1]}, (0, 1): {"unexpected": [2]}}
     assert misplaced == {(0, 0): [{"source_offset": 1, "target_partition": 1, "target_offset": 2}]}
@@ -145,7 +145,7 @@ def test_reading_starts_at_the_first_sync_else_with_the_ends_aligned():
 def test_checkpoints_must_not_skip_records_or_pass_the_end(way):
     # target = source shifted by one: source offset u is target offset u + 1
     upstreams = [2, 4]
-    *_tables, summaries, _again = compare_mirror({0: "ABCD"}, {0: "ZABCD"}, checkpoints={0: upstreams}, **way)
+    *_tables, summaries, _stats = compare_mirror({0: "ABCD"}, {0: "ZABCD"}, checkpoints={0: upstreams}, **way)
     first_copies = summaries[(0, 0)]["first_copies_after"]
     assert first_copies == {2: 3, 4: None}
     verdicts = [(downstream,) + checkpoint_verdict(downstream, first_copies[upstream], 5)

@@ -51,10 +51,12 @@ def build_parser():
     parser.add_argument("--slice-records", type=int, default=250000, help="offsets per read range of MM2's internal topics")
     parser.add_argument("--task-records", type=int, default=1000000,
                         help="offsets per Spark task: partition pairs (and ranges of MM2's internal topics) are packed together"
-                             " up to this (0: --slice-records)")
+                             " up to this, and a larger partition is cut into ranges of about this size at MM2's offset syncs"
+                             " (0: --slice-records)")
     parser.add_argument("--window-records", type=int, default=100000,
                         help="records per side that wait in a task for their counterpart on the other side; a partition with"
-                             " records that waited longer is read again, held whole (0: no limit)")
+                             " records that waited longer is read again whole, those records waiting outside the window (0: no"
+                             " limit)")
     parser.add_argument("--client", choices=CLIENTS, default="auto", help="Kafka client; auto prefers confluent-kafka")
     parser.add_argument("--receive-max-bytes", type=int, help="largest broker response the client accepts (client default when unset)")
     parser.add_argument("--read-timeout", type=float, default=30.0, help="seconds without progress before a read fails")

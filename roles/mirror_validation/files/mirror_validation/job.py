@@ -18,8 +18,9 @@ from .connection import Connection
 from .errors import ValidationUnavailable
 from .kafka_reader import open_reader, resolve_client
 from .naming import FlowNames, parse_release
-from .residue import KIND, MISPLACED, UNSETTLED, settle
-from .slices import SOURCE, TARGET, PartitionWork, Slice, pack, slice_partitions, work_size
+from .comparison import compare_all
+from .residue import KIND, MISPLACED, settle
+from .slices import SOURCE, TARGET, PartitionWork, Slice, slice_partitions, work_size
 from .spark_io import RESIDUE, SUMMARY, ReadSettings, compare_partitions
 from .topic_pairs import keeps_create_time, pair_topics, snapshot_source
 
@@ -164,28 +165,15 @@ class _Run:
         # Enough tasks to keep every core busy, however small the mirror.
         budget = min(self._task_budget(), max(1, -(-offsets // parallelism)))
         started = time.monotonic()
-        summaries, residue, results = self._compare_works(works, budget, self.options.window_records)
-        self.timings["read_and_match_s"] = round(time.monotonic() - started, 3)
-        self.timings["read_tasks"] = len(pack(works, budget))
-        started = time.monotonic()
-        cached = [results]
+        engine = _SparkEngine(self.context, self.settings, self.options.sample_limit, parallelism)
         try:
-            outcomes = self._settle(residue, summaries, bounds, parallelism)
-            unsettled = {key[1:] for key in outcomes if key[0] == UNSETTLED}
-            if unsettled:
-                # Records that waited longer than the window: those partitions again, held whole, so that they settle.
-                again = [work for work in works if (work.source.pair, work.source.partition) in unsettled]
-                more_summaries, more_residue, more = self._compare_works(again, budget, 0)
-                cached.append(more)
-                summaries.update(more_summaries)
-                kept = residue.filter(lambda row: (row[0], row[1]) not in unsettled)
-                outcomes = self._settle(kept.union(more_residue), summaries, bounds, parallelism)
-            self.timings["residue_records"] = sum(summary["residue"] for summary in summaries.values())
-            self.timings["partitions_read_again"] = len(unsettled)
+            summaries, outcomes, stats = compare_all(engine, works, budget, self.options.window_records, bounds,
+                                                     self.options.sample_limit, {pair.index: pair.source_topic for pair in live})
         finally:
-            self.timings["compare_s"] = round(time.monotonic() - started, 3)
-            for frame in cached:
-                frame.unpersist()
+            engine.close()
+        self.timings["compare_s"] = round(time.monotonic() - started, 3)
+        self.timings["read_and_match_s"] = engine.read_and_match_s
+        self.timings.update(stats)
         counts, samples, misplaced, anchors = partition_tables(summaries, outcomes, self.options.sample_limit)
         checkpoint_rows = []
         for row in checkpoints:
@@ -216,22 +204,6 @@ class _Run:
             targets = [record for _part, record in target_reader.read_ranges([target_range])]
         return mm2_checks.copied_again(sources, targets, pair.with_timestamp)
 
-    def _compare_works(self, works, budget, window):
-        """Read and compare `works` in Spark tasks: ({(pair, partition): summary}, residue RDD, the cached results)."""
-        results = compare_partitions(self.context, self.settings, pack(works, budget), window,
-                                     self.options.sample_limit).persist(StorageLevel.MEMORY_AND_DISK)
-        summaries = {(summary["pair"], summary["partition"]): summary
-                     for summary in results.filter(lambda item: item[0] == SUMMARY).map(lambda item: item[1]).collect()}
-        return summaries, results.filter(lambda item: item[0] == RESIDUE).map(lambda item: item[1]), results
-
-    def _settle(self, residue, summaries, bounds, parallelism):
-        if not any(summary["residue"] for summary in summaries.values()):
-            return {}
-        bounds_of = {key: (summary["first_matched_source"], summary["first_matched_target"], summary["last_matched_source"],
-                           bounds[key][0], bounds[key][2], bounds[key][4])
-                     for key, summary in summaries.items()}
-        return settle(residue, bounds_of, self.options.sample_limit, parallelism)
-
     def _entries(self, counts, samples, misplaced, anchors, checkpoint_rows):
         names = {pair.index: pair for pair in self.pairs}
         violations = {}
@@ -254,6 +226,44 @@ class _Run:
                                      of(pair, violations), self.options.max_duplicate_ratio)
                   for pair in self.pairs]
         return topics, groups
+
+
+class _SparkEngine:
+    """comparison.compare_all's engine: tasks run in Spark, the residue stays an RDD (only its grouping shuffles
+    records), the task results are cached until close()."""
+
+    def __init__(self, context, settings, sample_limit, parallelism):
+        self.context, self.settings, self.sample_limit, self.parallelism = context, settings, sample_limit, parallelism
+        self.cached = []
+        self.read_and_match_s = 0.0
+
+    def compare(self, tasks, window):
+        started = time.monotonic()
+        results = compare_partitions(self.context, self.settings, tasks, window, self.sample_limit).persist(StorageLevel.MEMORY_AND_DISK)
+        self.cached.append(results)
+        summaries = results.filter(lambda item: item[0] == SUMMARY).map(lambda item: item[1]).collect()
+        self.read_and_match_s = round(self.read_and_match_s + time.monotonic() - started, 3)
+        return summaries, results.filter(lambda item: item[0] == RESIDUE).map(lambda item: item[1])
+
+    def settle(self, residue, bounds_of):
+        return settle(residue, bounds_of, self.sample_limit, self.parallelism)
+
+    @staticmethod
+    def fingerprints(residue, keys):
+        return (residue.filter(lambda row: (row[0], row[1]) in keys).map(lambda row: ((row[0], row[1]), row[4]))
+                .groupByKey().mapValues(frozenset).collectAsMap())
+
+    @staticmethod
+    def without(residue, keys):
+        return residue.filter(lambda row: (row[0], row[1]) not in keys)
+
+    @staticmethod
+    def union(residue, more):
+        return residue.union(more)
+
+    def close(self):
+        for frame in self.cached:
+            frame.unpersist()
 
 
 def partition_work(pair, partition, syncs, checkpoint_upstreams):

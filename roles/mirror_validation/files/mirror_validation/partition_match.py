@@ -13,7 +13,9 @@ waiting; records are fed one by one where the sides part.
 
 The wait is bounded: when more than `window` records of a side wait for a counterpart, the oldest leaves the
 task as residue, and so does every later copy of its fingerprint (the copies matched before it are the first
-ones, as in a whole-partition match). Every record that ends without a counterpart leaves as residue too,
+ones, as in a whole-partition match). `exempt` fingerprints, those a first read left in the residue, wait
+without that bound when a partition is read again, and whether the source had them is known exactly: they
+are the residue, so what a task holds is still a window plus the residue, never the partition. Every record that ends without a counterpart leaves as residue too,
 unclassified: whether it is missing, pending, expired, a duplicate or unexpected depends on where the
 partition's first and last matches lie, which only the end of the pass knows (see residue.py). What else
 leaves the task is the summary below: counts, match range, order violations, offset-sync anchors and the
@@ -51,8 +53,10 @@ class _MatchedFilter:
     a partition that never parts from its mirror never asks, and each record is hashed at most once.
     """
 
-    def __init__(self, window, expected):
+    def __init__(self, window, expected, exempt=frozenset()):
         self.window = window
+        self.exempt = exempt
+        self.exempt_matched = set()  # the exempt fingerprints matched so far: exact, never forgotten
         self.current, self.previous = set(), set()
         self.unhashed, self.unhashed_count = deque(), 0  # (count, fingerprints callable) of matched runs, oldest first
         slots = 1 << 10
@@ -73,7 +77,10 @@ class _MatchedFilter:
         self.unhashed_count += count
         if self.bloom is not None:
             while self.unhashed_count - self.unhashed[0][0] >= self.window:  # forgotten but by the Bloom filter
-                self.unhashed_count -= self.unhashed.popleft()[0]
+                forgotten_count, forgotten = self.unhashed.popleft()
+                self.unhashed_count -= forgotten_count
+                if self.exempt:
+                    self.exempt_matched.update(self.exempt.intersection(forgotten()))
 
     def _mark(self, coarse):
         bloom = self.bloom
@@ -83,6 +90,8 @@ class _MatchedFilter:
             deque(map(bloom.__setitem__, map(and_, map(rshift, coarse, repeat(32)), repeat(mask)), repeat(1)), maxlen=0)
 
     def _remember(self, fps):
+        if self.exempt:
+            self.exempt_matched.update(self.exempt.intersection(fps))
         current = self.current
         current.update(fps)
         if self.bloom is not None and len(current) >= self.window:
@@ -92,6 +101,8 @@ class _MatchedFilter:
         while self.unhashed:
             self._remember(self.unhashed.popleft()[1]())
         self.unhashed_count = 0
+        if fp in self.exempt:
+            return SEEN if fp in self.exempt_matched else NOT_SEEN
         if fp in self.current or fp in self.previous:
             return SEEN
         bloom = self.bloom
@@ -108,11 +119,14 @@ class PartitionMatch:
 
     `window`: records per side a record may wait for its counterpart (0: no limit, the whole partition is held if
     need be). `syncs`: MM2 offset syncs (upstream, downstream) of this partition whose offsets are both in range.
-    `checkpoint_upstreams`: upstream offsets of the partition's latest checkpoints.
+    `checkpoint_upstreams`: upstream offsets of the partition's latest checkpoints. `exempt`: fingerprints whose
+    records wait outside the window (see the module's docstring).
     """
 
-    def __init__(self, window, sample_limit, syncs=(), checkpoint_upstreams=(), expected_records=0):
+    def __init__(self, window, sample_limit, syncs=(), checkpoint_upstreams=(), expected_records=0, exempt=frozenset()):
         self.window = window
+        self.exempt = exempt
+        self.exempt_targets = []  # heap of (offset, fp) of exempt target records that waited, kept out of the window
         self.sample_limit = sample_limit
         self.waiting = ({}, {})  # per side: fp -> deque of offsets (target: [offset, seen]) waiting for a counterpart
         self.arrivals = (deque(), deque())  # per side: (offset, fp) in offset order; entries matched since are skipped
@@ -123,8 +137,13 @@ class PartitionMatch:
         self.matched = 0
         self.first_matched_source = self.first_matched_target = self.last_matched_source = None
         self.shift = None  # target offset minus source offset of the latest match
-        self.filter = _MatchedFilter(window, expected_records)
-        self.held_pairs = []  # heap of matched runs (first target offset, first source offset, last source offset) not yet in target order
+        self.shift_at = -1  # the target offset of the latest match
+        self.filter = _MatchedFilter(window, expected_records, exempt)
+        # heap of matched runs [first target offset, first source offset, last source offset, last target offset] not
+        # yet in target order; a run that goes on from the last one held joins it, so that a record waiting long holds
+        # one entry per place where the sides part, not one per batch.
+        self.held_pairs = []
+        self.last_held = None
         self.previous_source = None
         self.order_violations = 0
         self.violation_samples = []
@@ -176,6 +195,10 @@ class PartitionMatch:
             mine[fp].append(entry)
         else:
             mine[fp] = deque((entry,))
+        if fp in self.exempt:
+            if side == TARGET:
+                heapq.heappush(self.exempt_targets, (offset, fp))
+            return
         arrivals = self.arrivals[side]
         arrivals.append((offset, fp))
         if self.window and len(arrivals) > self.window:
@@ -214,6 +237,11 @@ class PartitionMatch:
             self.filter.add(fps, coarse)
         self._matched(sources, targets)
         return taken
+
+    def matched_before(self, fp, coarse):
+        """Whether a record with fingerprint `fp` may have been matched already (a target copy of it is then likely a
+        duplicate, which needs no source record to come)."""
+        return self.filter.seen(fp, coarse) is not NOT_SEEN
 
     def _live_head(self, side):
         """The oldest record of `side` still waiting, dropping arrivals matched since; None when none waits."""
@@ -255,13 +283,13 @@ class PartitionMatch:
             self.first_matched_target = first_target
         if self.last_matched_source is None or last_source > self.last_matched_source:
             self.last_matched_source = last_source
-        self.shift = targets[-1] - last_source
+        self.shift, self.shift_at = targets[-1] - last_source, targets[-1]
         if self.checkpoint_upstreams:
             self._first_copies(sources, targets)
         # Order is judged in target order; a target record still waiting may yet be matched before this run. No other
         # record's target offset lies within a run's, so a run is judged as a whole.
         if self.held_pairs or (self.waiting[TARGET] and self._earliest_waiting_target() < first_target):
-            heapq.heappush(self.held_pairs, (first_target, first_source, last_source))
+            self._hold(first_target, first_source, last_source, targets[-1])
         else:
             self._in_target_order(first_target, first_source, last_source)
 
@@ -280,13 +308,27 @@ class PartitionMatch:
 
     def _earliest_waiting_target(self):
         head = self._live_head(TARGET)
-        return _NO_OFFSET if head is None else head[0]
+        exempt = self.exempt_targets
+        while exempt and not self._waits(TARGET, *exempt[0]):
+            heapq.heappop(exempt)
+        return min(_NO_OFFSET if head is None else head[0], exempt[0][0] if exempt else _NO_OFFSET)
+
+    def _hold(self, first_target, first_source, last_source, last_target):
+        last = self.last_held
+        if last is not None and last[3] + 1 == first_target and last[2] + 1 == first_source:
+            last[2], last[3] = last_source, last_target  # judged alike: within a run the source offsets increase
+            return
+        self.last_held = [first_target, first_source, last_source, last_target]
+        heapq.heappush(self.held_pairs, self.last_held)
 
     def _release_held(self, everything=False):
         limit = _NO_OFFSET if everything else self._earliest_waiting_target()
         held = self.held_pairs
         while held and held[0][0] < limit:
-            self._in_target_order(*heapq.heappop(held))
+            first_target, first_source, last_source, _last_target = entry = heapq.heappop(held)
+            if entry is self.last_held:
+                self.last_held = None
+            self._in_target_order(first_target, first_source, last_source)
 
     def _in_target_order(self, first_target, first_source, last_source):
         """Matched runs arrive here in target order: a record copied after one that is later on the source breaks it.

@@ -8,10 +8,11 @@ TARGET = 1
 
 # side: SOURCE or TARGET; pair: index of the (source topic, target topic) pair; [start, end) offsets.
 Slice = namedtuple("Slice", "side pair topic partition start end with_timestamp")
-# A source partition and its target partition (Slices), compared in one task. shift: target offset minus source
-# offset where reading both in step starts; syncs: MM2 offset syncs (upstream, downstream) within both ranges;
-# checkpoint_upstreams: upstream offsets of the partition's latest consumer-group checkpoints.
-PartitionWork = namedtuple("PartitionWork", "source target shift syncs checkpoint_upstreams")
+# A source range and its target range (Slices) of one partition pair, compared in one task. shift: target offset minus
+# source offset where reading both in step starts; syncs: MM2 offset syncs (upstream, downstream) within both ranges;
+# checkpoint_upstreams: upstream offsets of the partition's latest consumer-group checkpoints; exempt: fingerprints
+# that wait outside the window (partition_match.py).
+PartitionWork = namedtuple("PartitionWork", "source target shift syncs checkpoint_upstreams exempt", defaults=(frozenset(),))
 
 
 def work_size(work):
@@ -35,6 +36,41 @@ def slice_partitions(side, pair, topic, offsets, size, with_timestamp=False):
         for partition, (begin, end) in sorted(offsets.items())
         for low, high in offset_ranges(begin, end, size)
     ]
+
+
+def split_work(work, budget):
+    """`work` cut into ranges of about `budget` offsets at MM2 offset syncs: a sync (u, d) says source record u was
+    copied as target record d, so the records before u were copied before d, and source range [u, u') is compared with
+    target range [d, d') where (u', d') is the next cut. Only syncs that increase on both sides cut (a partition whose
+    syncs do not, after MirrorMaker rewound, stays whole), and a work of at most `budget` offsets, or with no sync,
+    stays whole. Each range keeps every checkpoint upstream offset: its first copies are combined per partition."""
+    if work_size(work) <= budget or not work.syncs:
+        return [work]
+    syncs = sorted(work.syncs)
+    if any(later[1] <= earlier[1] or later[0] == earlier[0] for earlier, later in zip(syncs, syncs[1:])):
+        return [work]
+    source, target = work.source, work.target
+    cuts, (last_upstream, last_downstream), candidate = [], (source.start, target.start), None
+    for upstream, downstream in syncs:
+        if upstream <= last_upstream or downstream <= last_downstream:
+            continue
+        if candidate and (upstream - last_upstream) + (downstream - last_downstream) > budget:
+            cuts.append(candidate)
+            last_upstream, last_downstream = candidate
+        candidate = (upstream, downstream)
+    if candidate and (source.end - last_upstream) + (target.end - last_downstream) > budget:
+        cuts.append(candidate)
+    if not cuts:
+        return [work]
+    starts = [(source.start, target.start)] + cuts
+    ends = cuts + [(source.end, target.end)]
+    ranges = []
+    for index, ((source_start, target_start), (source_end, target_end)) in enumerate(zip(starts, ends)):
+        ranges.append(work._replace(
+            source=source._replace(start=source_start, end=source_end), target=target._replace(start=target_start, end=target_end),
+            shift=work.shift if index == 0 else target_start - source_start,
+            syncs=tuple(sync for sync in syncs if source_start <= sync[0] < source_end and target_start <= sync[1] < target_end)))
+    return ranges
 
 
 def pack(slices, budget):

@@ -4,6 +4,7 @@ Only per-partition summaries and the records left without a counterpart (the res
 """
 from __future__ import annotations
 
+from bisect import bisect_right
 from functools import partial
 
 from .fingerprint import fingerprints
@@ -15,6 +16,7 @@ SUMMARY, RESIDUE = 0, 1
 # Fingerprints compared slice against slice while looking for where two runs part: the first slice is short, as
 # a run that parted once tends to part again soon, and each next one longer, so a long run costs few comparisons.
 _FIRST_PROBE = 16
+_NO_OFFSET = 1 << 62
 
 
 class ReadSettings:
@@ -53,7 +55,9 @@ class _Side:
         self.batches = reader.read_batches([part])
         self.with_timestamp = part.with_timestamp
         self.batch, self.offsets, self.columns, self.coarse, self.at = None, [], (), [], 0
-        self.head = (None, None)  # (position, fingerprint) of the last head fingerprinted
+        # (batch, position, fingerprint) of the last head fingerprinted: the batch itself, not its id(), which a batch
+        # read later may be given once this one is freed
+        self.head = (None, None, None)
         self.open = part.start < part.end
 
     def available(self):
@@ -71,9 +75,11 @@ class _Side:
         return len(self.offsets) - self.at
 
     def head_fp(self):
-        if self.head[0] != (id(self.batch), self.at):
-            self.head = ((id(self.batch), self.at), fingerprints(self.batch, self.with_timestamp, self.at, self.at + 1)[0])
-        return self.head[1]
+        batch, at, fp = self.head
+        if batch is not self.batch or at != self.at:
+            fp = fingerprints(self.batch, self.with_timestamp, self.at, self.at + 1)[0]
+            self.head = (self.batch, self.at, fp)
+        return fp
 
     def feed_one(self, matcher, side):
         matcher.add(side, self.offsets[self.at], self.head_fp(), self.coarse[self.at])
@@ -110,6 +116,16 @@ def _equal_run(source, target, length):
     return length
 
 
+def _shift(work, matcher, syncs, target_offset):
+    """Target offset minus source offset where `target_offset` was copied: by the latest match, or by the latest offset
+    sync (downstream, upstream) at or before it when that is newer (records lost or copied far from their place stop
+    the matches, not MM2's syncs), else by work.shift."""
+    index = bisect_right(syncs, (target_offset, _NO_OFFSET)) - 1
+    if index >= 0 and syncs[index][0] > matcher.shift_at:
+        return syncs[index][0] - syncs[index][1]
+    return work.shift if matcher.shift is None else matcher.shift
+
+
 def _compare_in_step(readers, work, matcher):
     """Feed both sides of `work` to `matcher` as they are read, batch by batch.
 
@@ -120,6 +136,7 @@ def _compare_in_step(readers, work, matcher):
     offset sync, else by aligning the ends), until both go on alike again.
     """
     source, target = _Side(readers.reader(SOURCE), work.source), _Side(readers.reader(TARGET), work.target)
+    syncs = sorted((downstream, upstream) for upstream, downstream in work.syncs)
     waiting_source, waiting_target = matcher.waiting
     while True:
         source_left, target_left = source.available(), target.available()
@@ -139,9 +156,10 @@ def _compare_in_step(readers, work, matcher):
             target.feed_one(matcher, TARGET)
         elif source.head_fp() in waiting_target:
             source.feed_one(matcher, SOURCE)
+        elif matcher.matched_before(target.head_fp(), target.coarse[target.at]):
+            target.feed_one(matcher, TARGET)  # a copy made again (a restart's redelivery): no source record is due
         else:
-            shift = work.shift if matcher.shift is None else matcher.shift
-            if target.offsets[target.at] - shift < source.offsets[source.at]:
+            if target.offsets[target.at] - _shift(work, matcher, syncs, target.offsets[target.at]) < source.offsets[source.at]:
                 target.feed_one(matcher, TARGET)
             else:
                 source.feed_one(matcher, SOURCE)
@@ -158,12 +176,12 @@ def compare_works(readers, works, window, sample_limit):
     for work in works:
         source, target = work.source, work.target
         matcher = PartitionMatch(window, sample_limit, work.syncs, work.checkpoint_upstreams,
-                                 (source.end - source.start) + (target.end - target.start))
+                                 (source.end - source.start) + (target.end - target.start), work.exempt)
         _compare_in_step(readers, work, matcher)
         matcher.finish()
         checked, mismatches, mismatch_samples = matcher.anchor_results()
         yield SUMMARY, {
-            "pair": source.pair, "partition": source.partition,
+            "pair": source.pair, "partition": source.partition, "range_start": source.start,
             "source_count": matcher.counts[SOURCE], "target_count": matcher.counts[TARGET], "matched": matcher.matched,
             "first_matched_source": matcher.first_matched_source, "first_matched_target": matcher.first_matched_target,
             "last_matched_source": matcher.last_matched_source,
