@@ -15,7 +15,7 @@ export ANSIBLE_COLLECTIONS_PATH := $(COLLECTIONS_PATH)
 export PATH := $(BIN):$(PATH)
 export PYTHONPATH := $(CURDIR)
 
-.PHONY: venv machine-demo machine-test demo test sanity units lint integration molecule sandbox-up sandbox-down sandbox-status build docs clean
+.PHONY: venv machine-demo machine-test machine-bench bench demo test sanity units lint integration molecule sandbox-up sandbox-down sandbox-status build docs clean
 
 venv: $(VENV)/.installed
 
@@ -28,7 +28,7 @@ $(VENV)/.installed: requirements.txt requirements-dev.txt roles/mirror_host/file
 	touch $@
 
 # Java, sshd and sudo for the sandbox (and stunnel4 for the tests): installed when missing (scripts/machine-setup.sh).
-machine-demo machine-test: machine-%:
+machine-demo machine-test machine-bench: machine-%:
 	@scripts/machine-setup.sh $*
 
 # The main job on the local sandbox; the sandbox is stopped at the end unless KEEP=1.
@@ -48,6 +48,11 @@ test: venv machine-test
 
 sanity units lint integration molecule: venv machine-test
 	$(BIN)/python -m tests.run_suite --only $@
+
+# bench/validation.py: the job against the raw read rate, the baseline revision and a kcat dump + sort + diff, same run.
+BENCH_ARGS ?= --sizes 200000 1000000 --baseline-rev e78dd2c
+bench: venv machine-bench
+	$(BIN)/python -m bench.validation $(BENCH_ARGS)
 
 sandbox-up: venv
 	$(BIN)/python -m sandbox up --dir $(SANDBOX_DIR) --provider $(PROVIDER)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import yaml
 
+from sandbox.jvm import SHORT_LIVED_JVM_OPTIONS
 from sandbox.node_init import SUPERVISOR_CONF_D, SUPERVISOR_CONFIG
 from sandbox.nodes import SSH_OPTIONS
 from sandbox.wheelhouse import pip_environment
@@ -95,8 +96,9 @@ def build_inventory(state: dict, supervisorctl: list) -> dict:
         "hosts": {mirrormaker["name"]: _host_vars(mirrormaker, state)},
         "vars": {
             **_mirrormaker_vars(state, mirrormaker, supervisorctl),
-            # Spark binds to what the hostname resolves to; pin the node's own address on every node kind.
-            "mirror_validation_environment": {"SPARK_LOCAL_IP": mirrormaker["ip"]},
+            # Spark binds to what the hostname resolves to; pin the node's own address on every node kind. The driver
+            # JVM (spark-submit reads SPARK_SUBMIT_OPTS) gets the lab's options for short-lived JVMs (sandbox/jvm.py).
+            "mirror_validation_environment": {"SPARK_LOCAL_IP": mirrormaker["ip"], "SPARK_SUBMIT_OPTS": SHORT_LIVED_JVM_OPTIONS},
         },
     }
     # The groups fix the direction (primary_kafka -> secondary_kafka); the aliases are their kafka_cluster_alias.

@@ -6,6 +6,7 @@
 #   machine-setup.sh demo   Java 17+ (Spark), sshd + sudo + unshare (the sandbox's nodes are SSH hosts)
 #   machine-setup.sh test   the same, plus stunnel4 (the TLS listener of the connection tests) and
 #                           chromium-headless-shell (the validation report's layout test renders the page)
+#   machine-setup.sh bench  Java, plus kcat (bench/validation.py's dump + sort + diff pipeline)
 # As root with apt-get, missing Debian packages are installed. Otherwise the script names the one command
 # to run and fails, except for what only the root-only strict sandbox needs (sshd, sudo), which a
 # non-root sandbox does not use.
@@ -29,6 +30,9 @@ command -v sudo >/dev/null 2>&1 || root_only+=(sudo)
 if [ "$purpose" = test ]; then
   command -v stunnel4 >/dev/null 2>&1 || missing+=(stunnel4)
   command -v chromium-headless-shell >/dev/null 2>&1 || command -v chromium >/dev/null 2>&1 || missing+=(chromium-headless-shell)
+fi
+if [ "$purpose" = bench ]; then
+  command -v kcat >/dev/null 2>&1 || missing+=(kcat)
 fi
 
 if [ "$(id -u)" -eq 0 ]; then

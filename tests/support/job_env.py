@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import sys
 
+from sandbox.jvm import SHORT_LIVED_JVM_OPTIONS
 from tests.support.checkout import REPO
 
 JOB_FILES = REPO / "roles" / "mirror_validation" / "files"
@@ -21,6 +22,7 @@ def local_spark(app, cores=2):
     """A small local SparkContext, as the job makes its own (cli.spark_context: no SQL session); docs/reference/toolchain.md #7:
     bind to loopback, no UI, ~0.5 GB."""
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    os.environ.setdefault("SPARK_SUBMIT_OPTS", SHORT_LIVED_JVM_OPTIONS)  # the lab's JVM options (sandbox/jvm.py)
     # Executors' Python workers must have the same interpreter (and Kafka clients) as the tests.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark import SparkConf, SparkContext  # pylint: disable=import-outside-toplevel

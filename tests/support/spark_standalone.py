@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pyspark
 
+from sandbox.jvm import SHORT_LIVED_JVM_OPTIONS
+
 SPARK_CLASS = str(Path(pyspark.__file__).parent / "bin" / "spark-class")
 MASTER_PORT, MASTER_UI_PORT = 7077, 8090
 WORKERS = 2
@@ -29,7 +31,7 @@ def addresses(net):
 
 def _start(command, bind_ip, log):
     # SPARK_LOCAL_IP: bind to this loopback address, not the outer interface (docs/reference/toolchain.md #7).
-    env = dict(os.environ, SPARK_LOCAL_IP=bind_ip, SPARK_NO_DAEMONIZE="1")
+    env = dict(os.environ, SPARK_LOCAL_IP=bind_ip, SPARK_NO_DAEMONIZE="1", SPARK_DAEMON_JAVA_OPTS=SHORT_LIVED_JVM_OPTIONS)
     return subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
 
 

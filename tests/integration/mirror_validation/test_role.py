@@ -11,6 +11,7 @@ import yaml
 
 from mirror_validation.archive import write_archive
 
+from sandbox.jvm import SHORT_LIVED_JVM_OPTIONS
 from tests.support.ansible_play import run_playbook
 from tests.support.job_env import JOB_FILES
 from tests.support.spark_standalone import standalone_cluster
@@ -28,7 +29,8 @@ def run_role(sandbox, tmp_path, check=False, **variables):
         "mirror_validation_python": sys.executable,  # the test venv: pyspark plus both Kafka clients
         "mirror_validation_spark_master": "local[2]",
         "mirror_validation_spark_conf": {"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "2", "spark.driver.memory": "512m"},
-        "mirror_validation_environment": {"SPARK_LOCAL_IP": "127.0.0.1"},  # docs/reference/toolchain.md #7
+        # docs/reference/toolchain.md #7; the lab's JVM options (sandbox/jvm.py)
+        "mirror_validation_environment": {"SPARK_LOCAL_IP": "127.0.0.1", "SPARK_SUBMIT_OPTS": SHORT_LIVED_JVM_OPTIONS},
         "mirror_validation_receive_max_bytes": 200 * 1024 * 1024,  # Quirk (noida-db 0.2.3): unbounded fetch replies
         "mirror_validation_catch_up_timeout": 2,
         "mirror_validation_catch_up_interval": 1,
@@ -81,7 +83,7 @@ def test_standalone_cluster_gives_the_same_report_as_local_mode(sandbox, mirrors
     with standalone_cluster(tmp_path, sandbox["net"]) as (master, master_ip):
         play = run_role(sandbox, tmp_path, mirror_validation_topics=scenario_regex(mirrors),
                         mirror_validation_max_duplicate_ratio=float(COMBINED_ARGUMENTS[1]), mirror_validation_fail_on_defects=False,
-                        mirror_validation_spark_master=master, mirror_validation_environment={"SPARK_LOCAL_IP": master_ip},
+                        mirror_validation_spark_master=master, mirror_validation_environment={"SPARK_LOCAL_IP": master_ip, "SPARK_SUBMIT_OPTS": SHORT_LIVED_JVM_OPTIONS},
                         # partition pairs packed into tasks of ~1000 offsets: a handful of tasks for both workers
                         mirror_validation_task_records=1000,
                         mirror_validation_spark_conf={"spark.driver.host": master_ip, "spark.executor.memory": "512m",

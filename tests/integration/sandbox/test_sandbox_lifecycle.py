@@ -16,6 +16,7 @@ import yaml
 
 from sandbox import api, processes, probes
 from sandbox.inventory import control_path_dir
+from sandbox.jvm import SHORT_LIVED_JVM_OPTIONS
 from tests.support.checkout import REPO
 
 pytestmark = pytest.mark.integration
@@ -175,7 +176,7 @@ def test_inventory_matches_the_contract(sandbox):
         "mirrormaker2_supervisorctl": f"{Path(sys.executable).parent / 'supervisorctl'} -c /etc/supervisor/supervisord.conf",
         "mirrormaker2_supervisor_conf_dir": "/etc/supervisor/conf.d",
         "mirror_host_pip_environment": {"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": sandbox["wheelhouse"]},
-        "mirror_validation_environment": {"SPARK_LOCAL_IP": node["ip"]},
+        "mirror_validation_environment": {"SPARK_LOCAL_IP": node["ip"], "SPARK_SUBMIT_OPTS": SHORT_LIVED_JVM_OPTIONS},
     }
     wheels = sorted(p.name.split("-")[0] for p in Path(sandbox["wheelhouse"]).glob("*.whl"))
     assert {"kafka_python", "confluent_kafka", "pyspark"} <= set(wheels), wheels
