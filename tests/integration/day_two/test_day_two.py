@@ -40,6 +40,7 @@ from sandbox import api
 from sandbox.node_init import SUPERVISOR_CONFIG
 from tests.support import mm2_kafka_io as kafka_io
 from tests.support.ansible_play import run_playbook
+from tests.support.step_timer import StepTimer
 from tests.support.checkout import REPO
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark,
@@ -78,7 +79,9 @@ class Lab:
 
     def __init__(self, directory, state):
         self.directory, self.state = directory, state
-        self.plays, self.seconds, self.facts = {}, {}, {}
+        self.plays, self.facts = {}, {}
+        self.timer = StepTimer("day two", TIMINGS)
+        self.timed = self.timer.timed
 
     @property
     def inventory(self):
@@ -99,16 +102,6 @@ class Lab:
         """The MirrorMaker program's PID when supervisord has it RUNNING, else None."""
         status = self.on_node(f"{SUPERVISORCTL} status {PROGRAM}").stdout.split()
         return int(status[3].rstrip(",")) if len(status) > 3 and status[1] == "RUNNING" else None
-
-    def timed(self, step, action):
-        started = time.monotonic()
-        try:
-            return action()
-        finally:
-            self.seconds[step] = round(time.monotonic() - started, 1)
-            print(f"day two, {step}: {self.seconds[step]} s")
-            TIMINGS.parent.mkdir(parents=True, exist_ok=True)
-            TIMINGS.write_text(json.dumps(self.seconds, indent=1) + "\n")
 
     def mirror(self, step, tags, **extra):
         """mirror.yml with the stages `tags` (None: all; mirror_host is tagged always) and the plan."""

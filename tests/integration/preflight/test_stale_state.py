@@ -25,7 +25,6 @@ import os
 import shlex
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -200,15 +199,9 @@ class RebuiltTarget:
         config_dir = mm_vars.get("mirrormaker2_config_dir", "/etc/kafka-mirrormaker2")
         self.log = nodes.machine_path(node, config_dir) / "logs" / f"{PROGRAM}.log"
         self.interpreter = None  # the MirrorMaker host's virtualenv Python, once the first deployment made it
-        self.seconds, self.facts = {}, {}
-
-    def timed(self, step, action):
-        started = time.monotonic()
-        try:
-            return action()
-        finally:
-            self.seconds[step] = round(time.monotonic() - started, 1)
-            print(f"stale state, classic case, {step}: {self.seconds[step]} s")
+        self.facts = {}
+        self.timer = StepTimer("stale state, classic case")
+        self.timed = self.timer.timed
 
     def prepare_host(self):
         """The MirrorMaker host's virtualenv, once (deploy.yml's mirror_host play, as playbooks/mirror.yml starts)."""
@@ -414,7 +407,7 @@ def test_classic_case_redeploy_after_the_fix_leaves_nothing_stale(rebuilt_lab):
     summary = play.task(SUMMARY_TASK)["msg"]
     print("PREFLIGHT SUMMARY (after the fix)", json.dumps(summary, indent=1))
     assert f"MirrorMaker state of primary->secondary ({CL_SYNCS} and checkpoints): nothing stale" in summary, summary
-    figures = {"seconds": lab.seconds, "syncs_before": lab.facts["syncs"], "stale_checkpoints": lab.facts["checkpoints"],
+    figures = {"seconds": lab.timer.seconds, "syncs_before": lab.facts["syncs"], "stale_checkpoints": lab.facts["checkpoints"],
                "syncs_after_fix": syncs, "checkpoints_after_fix": checkpoints, "remote_ends_after_fix": ends,
                "stale_state": lab.facts["status"], "preflight_summary": lab.facts["summary"], "preflight_summary_after_fix": summary}
     FIGURES.parent.mkdir(parents=True, exist_ok=True)
