@@ -16,7 +16,7 @@ from mirror_validation.comparison import compare_all
 from mirror_validation.kafka_reader import Batch
 from mirror_validation.residue import settle_fingerprint
 from mirror_validation.slices import SOURCE, TARGET
-from mirror_validation.spark_io import RESIDUE, SUMMARY, compare_works
+from mirror_validation.spark_io import SUMMARY, compare_works
 from mirror_validation.topic_pairs import TopicPair
 
 # A shift that makes the reader take one side to its end before the other where they part (see spark_io._compare_in_step).

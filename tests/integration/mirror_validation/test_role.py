@@ -83,7 +83,8 @@ def test_standalone_cluster_gives_the_same_report_as_local_mode(sandbox, mirrors
     with standalone_cluster(tmp_path, sandbox["net"]) as (master, master_ip):
         play = run_role(sandbox, tmp_path, mirror_validation_topics=scenario_regex(mirrors),
                         mirror_validation_max_duplicate_ratio=float(COMBINED_ARGUMENTS[1]), mirror_validation_fail_on_defects=False,
-                        mirror_validation_spark_master=master, mirror_validation_environment={"SPARK_LOCAL_IP": master_ip, "SPARK_SUBMIT_OPTS": SHORT_LIVED_JVM_OPTIONS},
+                        mirror_validation_spark_master=master,
+                        mirror_validation_environment={"SPARK_LOCAL_IP": master_ip, "SPARK_SUBMIT_OPTS": SHORT_LIVED_JVM_OPTIONS},
                         # partition pairs packed into tasks of ~1000 offsets: a handful of tasks for both workers
                         mirror_validation_task_records=1000,
                         mirror_validation_spark_conf={"spark.driver.host": master_ip, "spark.executor.memory": "512m",

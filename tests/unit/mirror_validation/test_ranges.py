@@ -101,7 +101,7 @@ def test_the_issues_cases_across_ranges_and_partitions():
 def mutate(rng, letters):
     """A copy of `letters` with MirrorMaker-like faults: losses, redelivered runs, moves, junk."""
     out = list(letters)
-    for _ in range(rng.randint(0, 4)):
+    for _fault in range(rng.randint(0, 4)):
         fault = rng.choice(("lose", "redeliver", "move", "junk"))
         if not out:
             break
@@ -121,7 +121,7 @@ def mutate(rng, letters):
 def test_random_mirrors_report_alike_in_ranges_with_any_window(seed):
     rng = random.Random(seed)
     alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghij"
-    source = {partition: "".join(rng.choice(alphabet) for _ in range(rng.randint(10, 40))) for partition in range(2)}
+    source = {partition: "".join(rng.choice(alphabet) for _letter in range(rng.randint(10, 40))) for partition in range(2)}
     target = {partition: mutate(rng, text) for partition, text in source.items()}
     syncs = {partition: monotone(fifo_pairs(source[partition], target[partition]))[::rng.randint(2, 5)] for partition in source}
     whole = report(compare_mirror(source, target, syncs=syncs, window=0))

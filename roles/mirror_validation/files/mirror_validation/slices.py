@@ -50,15 +50,15 @@ def split_work(work, budget):
     if any(later[1] <= earlier[1] or later[0] == earlier[0] for earlier, later in zip(syncs, syncs[1:])):
         return [work]
     source, target = work.source, work.target
-    cuts, (last_upstream, last_downstream), candidate = [], (source.start, target.start), None
-    for upstream, downstream in syncs:
-        if upstream <= last_upstream or downstream <= last_downstream:
+    cuts, last, candidate = [], (source.start, target.start), None
+    for sync in syncs:
+        if sync[0] <= last[0] or sync[1] <= last[1]:
             continue
-        if candidate and (upstream - last_upstream) + (downstream - last_downstream) > budget:
+        if candidate and (sync[0] - last[0]) + (sync[1] - last[1]) > budget:
             cuts.append(candidate)
-            last_upstream, last_downstream = candidate
-        candidate = (upstream, downstream)
-    if candidate and (source.end - last_upstream) + (target.end - last_downstream) > budget:
+            last = candidate
+        candidate = sync
+    if candidate and (source.end - last[0]) + (target.end - last[1]) > budget:
         cuts.append(candidate)
     if not cuts:
         return [work]
