@@ -39,6 +39,7 @@ from tests.support.ansible_play import run_module, run_playbook, run_tasks
 from tests.support.checkout import REPO
 from tests.support.mirror_fixture import NOIDA_API, ensure_topic, mirror_pass
 from tests.support.mm2_kafka_io import end_offsets, produce, topics, wait_for
+from tests.support.step_timer import StepTimer
 
 pytestmark = pytest.mark.integration
 

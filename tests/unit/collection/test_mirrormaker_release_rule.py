@@ -27,7 +27,9 @@ def test_set_else_detected_once_per_kafka_home(tmp_path):
     for home, release in ((first, "2.4.1"), (second, "3.9.0")):
         (home / "libs").mkdir(parents=True)
         (home / "libs" / ("kafka-clients-%s.jar" % release)).write_bytes(b"")
-    swap = {"name": "Put another release's jar in the first home", "ansible.builtin.shell": "mv {0}/kafka-clients-2.4.1.jar {0}/kafka-clients-3.3.1.jar".format(first / "libs")}
+    libs = first / "libs"
+    swap = {"name": "Put another release's jar in the first home",
+            "ansible.builtin.command": f"mv {libs}/kafka-clients-2.4.1.jar {libs}/kafka-clients-3.3.1.jar"}
     tasks = (include(first, "detected") + include(first, "set_by_the_caller", mirrormaker2_release_setting="3.3")
              + [swap] + include(first, "detected_again") + include(second, "other_home")
              + include(first, "set_for_mirrormaker2", mirrormaker2_kafka_version="2.8.2"))

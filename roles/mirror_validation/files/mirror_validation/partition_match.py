@@ -16,10 +16,10 @@ task as residue, and so does every later copy of its fingerprint (the copies mat
 ones, as in a whole-partition match). `exempt` fingerprints, those a first read left in the residue, wait
 without that bound when a partition is read again, and whether the source had them is known exactly: they
 are the residue, so what a task holds is still a window plus the residue, never the partition. Every
-record that ends without a counterpart leaves as residue too, unclassified: whether it is missing, pending, expired, a duplicate or unexpected depends on where the
-partition's first and last matches lie, which only the end of the pass knows (see residue.py). What else
-leaves the task is the summary below: counts, match range, order violations, offset-sync anchors and the
-first copy after every checkpoint.
+record that ends without a counterpart leaves as residue too, unclassified: whether it is missing, pending,
+expired, a duplicate or unexpected depends on where the partition's first and last matches lie, which only
+the end of the pass knows (see residue.py). What else leaves the task is the summary below: counts, match
+range, order violations, offset-sync anchors and the first copy after every checkpoint.
 """
 from __future__ import annotations
 
