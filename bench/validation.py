@@ -64,7 +64,7 @@ def brokers(provider, net, subnet, work):
         for offset, alias in enumerate(("primary", "secondary")):
             address = "127.%d.%d.1" % (net, subnet + offset)
             started.append(start_broker(chosen, alias, address, work / alias))
-        yield tuple("127.%d.%d.1:%d" % (net, subnet + offset, BROKER_PORT) for offset in range(2))
+        yield tuple("127.%d.%d.1:%d" % (net, subnet + offset, BROKER_PORT) for offset in range(2)), [process.pid for process in started]
     finally:
         for process in started:
             process.terminate()
@@ -92,6 +92,32 @@ def start_broker(provider, alias, address, folder):
         process.wait()
         raise
     return process
+
+
+def cpu_seconds(pids):
+    """CPU time used so far by `pids` and everything below them."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for pid in set(pids).union(*(descendants(pid) for pid in pids)):
+        try:
+            fields = Path("/proc/%d/stat" % pid).read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / tick
+    return total
+
+
+def settle(broker_pids, span=2.0, busy=0.05, timeout=600):
+    """Wait until the brokers use less than `busy` of a core over `span` seconds. noida-db rewrites its JSON store for
+    minutes after a large write (70% of a core at 1M records): a measurement taken meanwhile shares the machine's cores
+    with it, which made the same job's rate differ by 40% between runs."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        before = cpu_seconds(broker_pids)
+        time.sleep(span)
+        if cpu_seconds(broker_pids) - before < busy * span:
+            return
+    raise RuntimeError("the brokers stayed busy for %d s; nothing measured" % timeout)
 
 
 def create_topic(bootstrap, topic, partitions):
@@ -256,22 +282,26 @@ def baseline_job(revision, work):
     return folder / "roles" / "mirror_validation" / "files" / "validate_mirror.py"
 
 
-def measure(source, target, size, partitions, work, provider, baseline):
+def measure(source, target, size, partitions, work, provider, baseline, broker_pids):
     topic = "bench-%d" % size
     create_topic(source, topic, partitions)
     produce(source, topic, partitions, size, PRODUCER_BATCH[provider])
     remote = mirror(source, target, topic, partitions, PRODUCER_BATCH[provider])
 
+    settle(broker_pids)
     started = time.monotonic()
     raw = consume(source, topic, partitions) + consume(target, remote, partitions)
     raw_rate = raw / (time.monotonic() - started)
 
+    settle(broker_pids)
     wall, report, peaks = validate(source, target, topic, work)
+    settle(broker_pids)
     kcat_s, kcat_diff = kcat_pipeline(source, target, topic, remote, work)
     records = report["records_read"]
     compared = {}
     if baseline:
         revision, job = baseline
+        settle(broker_pids)
         base_wall, base_report, base_peaks = validate(source, target, topic, work, job, "baseline")
         compared = {"baseline_rev": revision, "baseline_passed": base_report["passed"], "baseline_job_rec_s": base_report["records_per_s"],
                     "baseline_ratio_job_vs_raw": round(base_report["records_per_s"] / raw_rate, 3),
@@ -320,9 +350,9 @@ def main():
     with tempfile.TemporaryDirectory(prefix="bench-validation-") as tmp:
         work = Path(tmp)
         baseline = (args.baseline_rev, baseline_job(args.baseline_rev, work)) if args.baseline_rev else None
-        with brokers(args.provider, args.net, args.subnet, work) as (source, target):
+        with brokers(args.provider, args.net, args.subnet, work) as ((source, target), broker_pids):
             for size in args.sizes:
-                results.append(measure(source, target, size, args.partitions, work, args.provider, baseline))
+                results.append(measure(source, target, size, args.partitions, work, args.provider, baseline, broker_pids))
                 print(json.dumps(results[-1]), flush=True)
     out = REPO / "bench" / "results"
     out.mkdir(parents=True, exist_ok=True)

@@ -140,6 +140,18 @@ def test_second_run_changes_nothing(host, tmp_path, record_property):
     print(f"\nmirror_host second run: {result.seconds:.1f} s")
 
 
+def test_a_pin_the_virtualenv_lost_is_installed_again(host, tmp_path):
+    """The role asks pip only for pins the virtualenv does not hold: one removed by hand must still come back."""
+    host.ssh(f"sudo {host.venv}/bin/python -m pip uninstall -q -y kafka-python")
+    assert "kafka-python" not in host.ssh(f"{host.venv}/bin/python -m pip list --format=freeze").stdout.lower()
+    check = host.run(tmp_path, check=True)
+    assert not check.failed and check.task(PIP_TASK)["changed"], check.stdout[-3000:]
+    assert "kafka-python" not in host.ssh(f"{host.venv}/bin/python -m pip list --format=freeze").stdout.lower()
+    result = host.run(tmp_path)
+    assert not result.failed and result.task(PIP_TASK)["changed"], result.stdout[-3000:]
+    assert host.installed() == pins()
+
+
 def test_too_old_java_would_be_replaced_in_check_mode(host, tmp_path):
     package = "default-jre-headless"  # a real Debian package that the machine does not have installed
     policy = subprocess.run(["apt-cache", "policy", package], capture_output=True, text=True, check=False).stdout
