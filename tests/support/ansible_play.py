@@ -20,6 +20,7 @@ import yaml
 from tests.support.checkout import REPO, collections_path
 
 CALLBACKS = Path(__file__).resolve().parent / "callback_plugins"
+ANSIBLE_CONFIG = REPO / "tests" / "ansible.cfg"
 
 
 def ansible_collections_path(environ: dict) -> str:
@@ -59,6 +60,7 @@ def ansible_env(extra: dict | None = None) -> dict:
         {
             "PATH": os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")]),
             "ANSIBLE_COLLECTIONS_PATH": ansible_collections_path(env),
+            "ANSIBLE_CONFIG": str(ANSIBLE_CONFIG),
             "ANSIBLE_CALLBACK_PLUGINS": str(CALLBACKS),
             "ANSIBLE_CALLBACKS_ENABLED": "record_results",
             "ANSIBLE_HOST_KEY_CHECKING": "False",
