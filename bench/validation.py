@@ -109,8 +109,8 @@ def cpu_seconds(pids):
 
 def settle(broker_pids, span=2.0, busy=0.05, timeout=600):
     """Wait until the brokers use less than `busy` of a core over `span` seconds. noida-db rewrites its JSON store for
-    minutes after a large write (70% of a core at 1M records): a measurement taken meanwhile shares the machine's cores
-    with it, which made the same job's rate differ by 40% between runs."""
+    minutes after a large write (70% of a core at 1M records), so a measurement taken meanwhile would share the
+    machine's cores with it. (The job's run-to-run spread at 1M stayed with settled brokers: that has another cause.)"""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         before = cpu_seconds(broker_pids)
