@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_client import SECURITY_PROTOCOLS
+from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_connection_options import SECURITY_PROTOCOLS
 
 ALL_INTERFACES = "0.0.0.0"
 _ENTRY = re.compile(r"^(?P<name>[A-Za-z0-9_.-]+)://(?P<host>\[[^\]]*\]|[^:\[\]/]*):(?P<port>\d+)$")

@@ -5,7 +5,8 @@
 from __future__ import annotations
 
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import POLICIES
-from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_client import KafkaConnection, KafkaError, kafka_connection_argument_spec
+from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_client import KafkaConnection, KafkaError
+from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_connection_options import kafka_connection_argument_spec
 from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_topic_admin import (
     TOPIC_OVERRIDE_SOURCE,
     TopicChanges,

@@ -180,10 +180,9 @@ from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_client impor
     KAFKA_IMPORT_ERROR,
     KafkaConnectionError,
     KafkaError,
-    connection_option_errors,
     ensure_kafka_python,
-    kafka_connection_argument_spec,
 )
+from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_connection_options import connection_option_errors, kafka_connection_argument_spec
 
 
 def argument_spec():

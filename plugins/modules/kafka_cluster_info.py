@@ -189,8 +189,8 @@ from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_client impor
     KafkaConnectionError,
     KafkaError,
     ensure_kafka_python,
-    kafka_connection_argument_spec,
 )
+from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_connection_options import kafka_connection_argument_spec
 from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_preflight import option_problems, run_cluster_info
 from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_versions import FEATURES
 

@@ -299,10 +299,9 @@ from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import
 from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_client import (
     KafkaConnectionError,
     KafkaError,
-    connection_option_errors,
     ensure_kafka_python,
-    kafka_connection_argument_spec,
 )
+from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_connection_options import connection_option_errors, kafka_connection_argument_spec
 from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_offsets import run_offsets
 from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_offsets_plan import OffsetsError, option_problems
 

@@ -254,8 +254,8 @@ from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_client impor
     KafkaConnection,
     KafkaConnectionError,
     ensure_kafka_python,
-    kafka_connection_argument_spec,
 )
+from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_connection_options import kafka_connection_argument_spec
 from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_status import MirrorStatusError, run_status
 
 

@@ -124,8 +124,8 @@ from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_client impor
     KafkaConnectionError,
     KafkaError,
     ensure_kafka_python,
-    kafka_connection_argument_spec,
 )
+from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_connection_options import kafka_connection_argument_spec
 from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_names import regex_problems
 from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_topic_report import CONFIG_MODES, topic_report
 

@@ -28,7 +28,7 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule, _load_params
 
-from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_client import kafka_connection_argument_spec
+from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_connection_options import kafka_connection_argument_spec
 
 DOCUMENTATION = "module: %(name)s"
 

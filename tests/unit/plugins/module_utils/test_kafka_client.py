@@ -10,9 +10,8 @@ from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_client impor
     KafkaConnection,
     KafkaConnectionError,
     client_config,
-    connection_option_errors,
-    kafka_connection_argument_spec,
 )
+from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_connection_options import connection_option_errors, kafka_connection_argument_spec
 
 BASE = {"bootstrap_servers": ["127.30.9.9:9092"], "security_protocol": "PLAINTEXT", "request_timeout_ms": 30000}
 

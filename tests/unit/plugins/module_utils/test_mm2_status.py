@@ -120,7 +120,7 @@ def test_source_is_validated_by_the_modules_nested_spec():
     validates it, fills its defaults and keeps its secrets out of logs (no_log) before the module runs."""
     from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
-    from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_client import kafka_connection_argument_spec
+    from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_connection_options import kafka_connection_argument_spec
     from ansible_collections.kafkaops.mirror.plugins.modules.kafka_mirror_status import argument_spec
 
     source = argument_spec()["source"]
