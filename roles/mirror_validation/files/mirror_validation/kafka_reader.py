@@ -158,19 +158,39 @@ class ConfluentReader(_Reader):
 
         The ranges of different partitions are read at once: one partition at a time waits for every fetch in turn
         (measured on the sandbox: 97k records/s from one partition, 306k/s from eight at once). Ranges of one
-        partition go to successive waves, as a consumer holds each partition once.
+        partition go to successive waves, as a consumer holds each partition once. The first wave is assigned by this
+        call, before a batch is asked for: a comparison opens both sides' reads before reading either, so that their
+        first fetches are under way together (one after the other cost ~0.3 s per million records on the sandbox).
         """
-        waiting = [part for part in ranges if part.start < part.end]
+        waves, waiting = [], [part for part in ranges if part.start < part.end]
         while waiting:
             wave, later, taken = [], [], set()
             for part in waiting:
                 key = (part.topic, part.partition)
                 (later if key in taken else wave).append(part)
                 taken.add(key)
-            yield from self._read_wave(wave)
+            waves.append(wave)
             waiting = later
+        if waves:
+            self._assign(waves[0])
+        return self._read_waves(waves)
+
+    def _read_waves(self, waves):
+        for index, wave in enumerate(waves):
+            if index:
+                self._assign(wave)
+            yield from self._read_wave(wave)
+
+    def _assign(self, wave):
+        from confluent_kafka import TopicPartition  # pylint: disable=import-outside-toplevel
+
+        self._know(part.topic for part in wave)
+        assigned = [TopicPartition(part.topic, part.partition, part.start) for part in wave]
+        self._consumer.assign(assigned)
+        self._consumer.resume(assigned)  # librdkafka keeps a partition paused across unassign/assign
 
     def _read_wave(self, wave):
+        """The batches of an assigned `wave`."""
         from confluent_kafka import Message, TopicPartition  # pylint: disable=import-outside-toplevel
 
         open_ranges = {(part.topic, part.partition): part for part in wave}
@@ -180,10 +200,6 @@ class ConfluentReader(_Reader):
             del open_ranges[key]
             self._consumer.pause([TopicPartition(*key)])  # stop fetching what lies beyond the range
 
-        self._know(part.topic for part in wave)
-        assigned = [TopicPartition(part.topic, part.partition, part.start) for part in wave]
-        self._consumer.assign(assigned)
-        self._consumer.resume(assigned)  # librdkafka keeps a partition paused across unassign/assign
         last_progress = time.monotonic()
         try:
             while open_ranges:
