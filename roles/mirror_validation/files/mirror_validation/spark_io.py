@@ -63,7 +63,7 @@ class _Side:
     def __init__(self, reader, part):
         self.batches = reader.read_batches([part])
         self.with_timestamp = part.with_timestamp
-        self.batch, self.offsets, self.columns, self.coarse, self.at = None, [], (), [], 0
+        self.batch, self.offsets, self.columns, self.batch_coarse, self.at = None, [], (), None, 0
         # (batch, position, fingerprint) of the last head fingerprinted: the batch itself, not its id(), which a batch
         # read later may be given once this one is freed
         self.head = (None, None, None)
@@ -80,8 +80,15 @@ class _Side:
             self.offsets, self.at = batch.offsets, 0
             # What a fingerprint covers, the values first: they tell records apart soonest.
             self.columns = (batch.values, batch.keys, batch.headers) + ((batch.timestamps,) if self.with_timestamp else ())
-            self.coarse = coarse_keys(batch.keys, batch.values)
+            self.batch_coarse = None
         return len(self.offsets) - self.at
+
+    def coarse(self):
+        """The batch's coarse keys, computed when first asked for: a matched run needs the source's only, and the
+        target's are asked for where the sides part."""
+        if self.batch_coarse is None:
+            self.batch_coarse = coarse_keys(self.batch.keys, self.batch.values)
+        return self.batch_coarse
 
     def head_fp(self):
         batch, at, fp = self.head
@@ -91,7 +98,7 @@ class _Side:
         return fp
 
     def feed_one(self, matcher, side):
-        matcher.add(side, self.offsets[self.at], self.head_fp(), self.coarse[self.at])
+        matcher.add(side, self.offsets[self.at], self.head_fp(), self.coarse()[self.at])
         self.at += 1
 
     def run_fingerprints(self):
@@ -154,7 +161,7 @@ def _compare_in_step(readers, work, matcher):
         length = _equal_run(source, target, min(source_left, target_left))
         if length:
             taken = matcher.match_run(source.offsets[source.at:source.at + length], target.offsets[target.at:target.at + length],
-                                      source.coarse[source.at:source.at + length], source.run_fingerprints())
+                                      source.coarse()[source.at:source.at + length], source.run_fingerprints())
             if taken:
                 source.at += taken
                 target.at += taken
@@ -165,7 +172,7 @@ def _compare_in_step(readers, work, matcher):
             target.feed_one(matcher, TARGET)
         elif source.head_fp() in waiting_target:
             source.feed_one(matcher, SOURCE)
-        elif matcher.matched_before(target.head_fp(), target.coarse[target.at]):
+        elif matcher.matched_before(target.head_fp(), target.coarse()[target.at]):
             target.feed_one(matcher, TARGET)  # a copy made again (a restart's redelivery): no source record is due
         else:
             if target.offsets[target.at] - _shift(work, matcher, syncs, target.offsets[target.at]) < source.offsets[source.at]:
