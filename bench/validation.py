@@ -7,9 +7,10 @@ sizes, and a kcat dump + sort + diff pipeline for reference.
 
 Starts two single-broker clusters of the provider on 127.<net>.<subnet>.1 / 127.<net>.<subnet + 1>.1, writes N keyed records
 with headers per size to the primary, mirrors them to `primary.<topic>` on the secondary partition by partition, then
-measures. The brokers are stopped at the end. Executor memory depends on the broker: noida-db answers a fetch with the
-whole rest of the partition whatever its size limits, tansu keeps to them (docs/reference/test-brokers.md). Figures
-are printed and written as JSON to bench/results/validation-<provider>.json.
+measures, with the machine's highest 1-minute load average during the job. The brokers are stopped at the end.
+Executor memory depends on the broker: noida-db answers a fetch with the whole rest of the partition whatever its size
+limits, tansu keeps to them (docs/reference/test-brokers.md). Figures are printed and written as JSON to
+bench/results/validation-<provider>.json.
 With --baseline-rev, the job as it was at that git revision validates the same data in the same run, so the speed-up
 is a side-by-side ratio. The machine is shared: compare ratios of one run, not absolute times of different runs.
 """
@@ -42,6 +43,9 @@ CLIENT = {"receive.message.max.bytes": RECEIVE_MAX_BYTES, "fetch.max.bytes": REC
 # Quirk (tansu 0.6.0): ListOffsets answers "last batch base offset + 1" for multi-record batches, and the job snapshots
 # end offsets with ListOffsets; one record per batch keeps tansu's end offsets right.
 PRODUCER_BATCH = {"noida": {"linger.ms": 50, "batch.num.messages": 10000}, "tansu": {"linger.ms": 5, "batch.num.messages": 1}}
+# Quirk (tansu 0.6.0): in partitions of 25k-50k one-record batches (200k and 400k per side) a fetch went unanswered for over
+# 30 s, the job's default read timeout, while other work ran on this machine; noida keeps the default.
+READ_TIMEOUT_S = {"noida": 30, "tansu": 300}
 BROKER_PORT = 9092
 # The largest size per side a test broker holds here, and why (docs/reference/test-brokers.md).
 LARGEST = {"noida": "1M records per side: noida-db keeps every record in one JSON file (~800 MB at 1M x 100 B per topic pair) and"
@@ -216,7 +220,7 @@ def descendants(pid):
     return found
 
 
-def validate(source, target, topic, work, job=JOB, label="current"):
+def validate(source, target, topic, work, read_timeout_s, job=JOB, label="current", job_args=()):
     """spark-submit the job in local[2] as the role would; returns (wall seconds, report, {peak RSS MB of the JVM,
     of the Python driver, of the largest Python executor worker})."""
     report_path = work / ("report-%s-%s.json" % (topic, label))
@@ -225,10 +229,12 @@ def validate(source, target, topic, work, job=JOB, label="current"):
                "--conf", "spark.driver.memory=1g", "--conf", "spark.sql.shuffle.partitions=8", str(job),
                "--source-bootstrap", source, "--target-bootstrap", target, "--topics", topic, "--source-alias", "primary",
                "--catch-up-timeout", "10", "--catch-up-interval", "2", "--receive-max-bytes", str(RECEIVE_MAX_BYTES),
-               "--report", str(report_path)]
+               "--read-timeout", str(read_timeout_s), "--report", str(report_path), *job_args]
     started = time.monotonic()
     process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)  # pylint: disable=consider-using-with
-    peaks = {"jvm": 0.0, "python_driver": 0.0, "python_executor": 0.0}
+    # The 1-minute load average too: the job runs more processes than raw consume does, so other work on the machine
+    # slows it more, and a loaded run shows as such.
+    peaks = {"jvm": 0.0, "python_driver": 0.0, "python_executor": 0.0, "load_1m": 0.0}
 
     def sample():
         while process.poll() is None:
@@ -237,6 +243,7 @@ def validate(source, target, topic, work, job=JOB, label="current"):
                 kind = "python_executor" if "pyspark.daemon" in command else "python_driver" if "validate_mirror.py" in command else None
                 if kind:
                     peaks[kind] = max(peaks[kind], peak_rss_mb(pid))
+            peaks["load_1m"] = max(peaks["load_1m"], os.getloadavg()[0])
             time.sleep(0.5)
 
     sampler = threading.Thread(target=sample, daemon=True)
@@ -282,7 +289,7 @@ def baseline_job(revision, work):
     return folder / "roles" / "mirror_validation" / "files" / "validate_mirror.py"
 
 
-def measure(source, target, size, partitions, work, provider, baseline, broker_pids):
+def measure(source, target, size, partitions, work, provider, baseline, broker_pids, job_args=()):
     topic = "bench-%d" % size
     create_topic(source, topic, partitions)
     produce(source, topic, partitions, size, PRODUCER_BATCH[provider])
@@ -294,7 +301,7 @@ def measure(source, target, size, partitions, work, provider, baseline, broker_p
     raw_rate = raw / (time.monotonic() - started)
 
     settle(broker_pids)
-    wall, report, peaks = validate(source, target, topic, work)
+    wall, report, peaks = validate(source, target, topic, work, READ_TIMEOUT_S[provider], job_args=job_args)
     settle(broker_pids)
     kcat_s, kcat_diff = kcat_pipeline(source, target, topic, remote, work)
     records = report["records_read"]
@@ -302,7 +309,7 @@ def measure(source, target, size, partitions, work, provider, baseline, broker_p
     if baseline:
         revision, job = baseline
         settle(broker_pids)
-        base_wall, base_report, base_peaks = validate(source, target, topic, work, job, "baseline")
+        base_wall, base_report, base_peaks = validate(source, target, topic, work, READ_TIMEOUT_S[provider], job, "baseline")
         compared = {"baseline_rev": revision, "baseline_passed": base_report["passed"], "baseline_job_rec_s": base_report["records_per_s"],
                     "baseline_ratio_job_vs_raw": round(base_report["records_per_s"] / raw_rate, 3),
                     "baseline_wall_s_with_jvm_start": round(base_wall, 1),
@@ -327,6 +334,7 @@ def measure(source, target, size, partitions, work, provider, baseline, broker_p
         "driver_python_peak_rss_mb_sampled": round(peaks["python_driver"], 1),
         "executor_python_peak_rss_mb": round(peaks["python_executor"], 1),
         "local_jvm_peak_rss_mb_driver_plus_executors": round(peaks["jvm"], 1),
+        "load_1m_max_during_job": round(peaks["load_1m"], 2),
         "kcat_dump_sort_diff_s": round(kcat_s, 1) if kcat_s else None,
         "ratio_wall_vs_kcat": round(wall / kcat_s, 2) if kcat_s else None,
         "kcat_rec_s": int(2 * size / kcat_s) if kcat_s else None,
@@ -345,14 +353,17 @@ def main():
     parser.add_argument("--subnet", type=int, default=5, help="third octet of the primary (secondary: +1)")
     parser.add_argument("--provider", choices=sorted(PRODUCER_BATCH), default="noida")
     parser.add_argument("--baseline-rev", help="also run the job as it was at this git revision, on the same data")
+    parser.add_argument("--window-records", type=int,
+                        help="the job's window (default: the job's own); a small one shows executor memory once partitions outgrow it")
     args = parser.parse_args()
+    job_args = ("--window-records", str(args.window_records)) if args.window_records is not None else ()
     results = []
     with tempfile.TemporaryDirectory(prefix="bench-validation-") as tmp:
         work = Path(tmp)
         baseline = (args.baseline_rev, baseline_job(args.baseline_rev, work)) if args.baseline_rev else None
         with brokers(args.provider, args.net, args.subnet, work) as ((source, target), broker_pids):
             for size in args.sizes:
-                results.append(measure(source, target, size, args.partitions, work, args.provider, baseline, broker_pids))
+                results.append(measure(source, target, size, args.partitions, work, args.provider, baseline, broker_pids, job_args))
                 print(json.dumps(results[-1]), flush=True)
     out = REPO / "bench" / "results"
     out.mkdir(parents=True, exist_ok=True)
@@ -367,7 +378,8 @@ def print_table(results, provider):
                ("dump+sort+diff s", "kcat_dump_sort_diff_s", "%.1f"), ("wall/dump", "ratio_wall_vs_kcat", "%.2f"),
                ("base wall/dump", "baseline_ratio_wall_vs_kcat", "%.2f"), ("drv py MB", "driver_python_peak_rss_mb", "%.1f"),
                ("exec py MB", "executor_python_peak_rss_mb", "%.1f"), ("base exec py MB", "baseline_executor_python_peak_rss_mb", "%.1f"),
-               ("JVM MB", "local_jvm_peak_rss_mb_driver_plus_executors", "%.1f"), ("same report", "baseline_same_report", "%s")]
+               ("JVM MB", "local_jvm_peak_rss_mb_driver_plus_executors", "%.1f"), ("same report", "baseline_same_report", "%s"),
+               ("load", "load_1m_max_during_job", "%.2f")]
     cells = [[title for title, _key, _form in columns]]
     for row in results:
         cells.append([form % row[key] if row.get(key) is not None else "-" for _title, key, form in columns])
