@@ -5,7 +5,8 @@
 
 Kept apart from kafka_client, which imports kafka-python: the controller's filter kafkaops.mirror.kafka_connection
 checks an inventory's connection against these, and Ansible loads a filter plugin afresh in every task's forked
-worker, so importing kafka-python there cost about 0.3 CPU-s per task that templates a connection.
+worker, so importing kafka-python there cost about 0.2 CPU-s per task that templates a connection (a Python that
+imports kafka_client: 0.21-0.23 CPU-s; this file: 0.01).
 """
 from __future__ import annotations
 
