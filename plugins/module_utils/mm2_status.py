@@ -22,6 +22,7 @@ returned; it reads up to the last stable offset). That read is short: from 3.4.1
 from __future__ import annotations
 
 import time
+from collections import Counter
 
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.flow_options import flow_names
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.internal_records import InternalTopicReader
@@ -148,6 +149,11 @@ class FlowStatus:
         self.decode_problems.extend(problems)
         return decoded
 
+    def _partitions(self, side, topics):
+        """{(topic, partition)} of `topics` on `side` as its metadata has them now."""
+        described = (self.source if side == "source" else self.target).admin().describe_topics(topics) if topics else []
+        return {(t["name"], p["partition_index"]) for t in described if not t.get("error_code") for p in t["partitions"]}
+
     def _offsets(self, side, tps):
         return partition_offsets((self.source if side == "source" else self.target).admin(), tps)
 
@@ -186,21 +192,19 @@ class FlowStatus:
         # Records first, end offsets after: the stale-state rules rely on no record being newer than the ends it is compared with.
         self._read_internal_topics(existing_source, existing_target)
         topics = self.filter.data_topics(existing_source)
-        partition_counts = self.source.admin().describe_topics(topics) if topics else []
-        source_tps = [TopicPartition(t["name"], p["partition_index"]) for t in partition_counts if not t.get("error_code")
-                      for p in t["partitions"]]
-        source_tps.sort()
+        source_tps = sorted(TopicPartition(topic, partition) for topic, partition in self._partitions("source", topics))
         remote_tps = [TopicPartition(self.names.remote_topic(tp.topic), tp.partition) for tp in source_tps]
-        present = [tp for tp in remote_tps if tp.topic in existing_target]
+        remote_partitions = self._partitions("target", sorted({tp.topic for tp in remote_tps} & existing_target))
+        present = [tp for tp in remote_tps if (tp.topic, tp.partition) in remote_partitions]
         source_begin, source_end = self._offsets("source", source_tps)
         target_begin, target_end = self._offsets("target", present)
         syncs = {remote: self.sync_trail.latest.get((tp.topic, tp.partition)) for tp, remote in zip(source_tps, remote_tps)}
-        counted = self._count_target_records({remote: sync for remote, sync in syncs.items() if remote.topic in existing_target}, target_begin)
+        counted = self._count_target_records({remote: sync for remote, sync in syncs.items() if remote in target_end}, target_begin)
         problems = list(self.decode_problems)
         partitions = []
         for tp, remote in zip(source_tps, remote_tps):
             sync = syncs[remote]
-            exists = remote.topic in existing_target
+            exists = remote in target_end
             partitions.append({
                 "topic": tp.topic,
                 "remote_topic": remote.topic,
@@ -214,6 +218,12 @@ class FlowStatus:
             })
         for topic in sorted({remote.topic for remote in remote_tps if remote.topic not in existing_target}):
             problems.append("remote topic %s (of %s) does not exist on %s" % (topic, self.names.policy.upstream_topic(topic), self.target_alias))
+        for topic, source_count in sorted(Counter(remote.topic for remote in remote_tps if remote.topic in existing_target).items()):
+            remote_count = sum(1 for name, _partition in remote_partitions if name == topic)
+            if remote_count < source_count:
+                problems.append("remote topic %s has %d of the %d partitions of %s on %s: MirrorMaker 2 adds the others at its next"
+                                " topic refresh (refresh.topics.interval.seconds); their records count as lag until then"
+                                % (topic, remote_count, source_count, self.names.policy.upstream_topic(topic), self.target_alias))
         checkpoints = {}
         for group, _topic, _partition in self.latest_checkpoints:
             checkpoints[group] = checkpoints.get(group, 0) + 1

@@ -1,5 +1,8 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Lag arithmetic, health conditions and the wait loop of kafka_mirror_status (no Kafka needed)."""
 import pytest
+from kafka.errors import UnknownTopicOrPartitionError
 from kafka.protocol.consumer import OffsetSpec
 from kafka.structs import OffsetAndTimestamp
 
@@ -195,7 +198,11 @@ class FakeAdmin:
         return [{"name": n, "error_code": 0, "partitions": [{"partition_index": p} for p in range(len(self.cluster.topics[n]))]} for n in names]
 
     def list_partition_offsets(self, specs, isolation_level=None):
-        """ListOffsets: 0 for EARLIEST, the partition's length for LATEST (no transactions here)."""
+        """ListOffsets: 0 for EARLIEST, the partition's length for LATEST (no transactions here); kafka-python's admin
+        client refuses partitions its metadata does not have."""
+        unknown = [tp for tp in specs if tp.topic not in self.cluster.topics or tp.partition >= len(self.cluster.topics[tp.topic])]
+        if unknown:
+            raise UnknownTopicOrPartitionError("The following partitions are not known: %s" % ", ".join(map(str, unknown)))
         return {tp: OffsetAndTimestamp(0 if spec == OffsetSpec.EARLIEST else len(self.cluster.topics[tp.topic][tp.partition]), -1, None)
                 for tp, spec in specs.items()}
 
@@ -258,6 +265,20 @@ def test_flow_status_reports_missing_remote_topic_once():
     assert result["problems"] == ["remote topic primary.orders (of orders) does not exist on secondary"]
     assert [p["lag"] for p in result["partitions"]] == [1, 1]
     assert all(p["target_end_offset"] is None for p in result["partitions"])
+
+
+def test_flow_status_reports_partitions_the_remote_topic_lacks_yet():
+    """A source topic grown by partitions: MirrorMaker 2 grows its remote topic only at its next topic refresh."""
+    from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_status import FlowStatus
+
+    source = FakeCluster({"orders": [[FakeRecord(i, b"k", b"v") for i in range(3)] for _partition in range(5)]})
+    target = FakeCluster({"primary.orders": [[FakeRecord(i, b"k", b"v") for i in range(3)] for _partition in range(3)]})
+    result = FlowStatus(source, target, flow_options(params())).read()
+    assert result["problems"] == ["remote topic primary.orders has 3 of the 5 partitions of orders on secondary: MirrorMaker 2 adds"
+                                  " the others at its next topic refresh (refresh.topics.interval.seconds); their records count as"
+                                  " lag until then"]
+    assert [(p["partition"], p["target_end_offset"], p["lag"]) for p in result["partitions"]] == [
+        (0, 3, 0), (1, 3, 0), (2, 3, 0), (3, None, 3), (4, None, 3)]
 
 
 @pytest.mark.parametrize("version, location, separator, syncs_topic, checkpoints_topic", [
