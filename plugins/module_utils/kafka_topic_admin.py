@@ -68,6 +68,16 @@ def read_topics(admin, names=None):
     return topics
 
 
+def existing_partitions(admin, names):
+    """{(topic, partition)} of the named topics as the cluster's metadata has them now: a topic grown by partitions on one
+    cluster may not have them yet on another (MirrorMaker 2 grows a remote topic at its next topic refresh), and
+    ListOffsets fails for a partition that does not exist."""
+    if not names:
+        return set()
+    return {(topic["name"], partition["partition_index"]) for topic in admin.describe_topics(sorted(set(names)))
+            if not topic.get("error_code") for partition in topic["partitions"]}
+
+
 def read_topic_configs(admin, names, config_filter="all"):
     """{topic: {key: {"value", "source"}}} in one DescribeConfigs request.
 

@@ -15,6 +15,7 @@ from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.flow_options 
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.internal_records import InternalTopicReader
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.patterns import DEFAULT_GROUPS_EXCLUDE, compile_patterns, matches_any
 from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_client import KafkaConnection, KafkaError
+from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_topic_admin import existing_partitions
 from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_failover_preview import COUNTED, NOT_MIRRORED, SKIP, fingerprint, preview
 from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_offset_translation import parse_version
 from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_offsets_plan import (
@@ -199,7 +200,9 @@ def collect(target, source, params):
     target_admin = target.admin()
     groups = sorted({group for group, _topic, _partition in keys})
     existing = set(target_admin.list_topics())
-    target_partitions = sorted({(topic, partition) for _group, topic, partition in keys if topic in existing})
+    # A remote topic may lack partitions its source topic was grown by: they have no end on the target yet, as a missing topic.
+    on_target = existing_partitions(target_admin, {topic for _group, topic, _partition in keys} & existing)
+    target_partitions = sorted({(topic, partition) for _group, topic, partition in keys if (topic, partition) in on_target})
     ends = end_offsets(target_admin, target_partitions)
     committed = group_offsets(target_admin, groups)
     activity = group_activity(target_admin, groups, facts["warnings"])

@@ -27,6 +27,7 @@ from collections import Counter
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.flow_options import flow_names
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.internal_records import InternalTopicReader
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.selection import MirrorFilter
+from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_topic_admin import existing_partitions
 from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_topic_report import last_stable_offsets, partition_offsets
 from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_records import Checkpoint, Heartbeat, OffsetSync
 from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_stale_state import SyncTrail, stale_state_findings
@@ -149,11 +150,6 @@ class FlowStatus:
         self.decode_problems.extend(problems)
         return decoded
 
-    def _partitions(self, side, topics):
-        """{(topic, partition)} of `topics` on `side` as its metadata has them now."""
-        described = (self.source if side == "source" else self.target).admin().describe_topics(topics) if topics else []
-        return {(t["name"], p["partition_index"]) for t in described if not t.get("error_code") for p in t["partitions"]}
-
     def _offsets(self, side, tps):
         return partition_offsets((self.source if side == "source" else self.target).admin(), tps)
 
@@ -192,9 +188,9 @@ class FlowStatus:
         # Records first, end offsets after: the stale-state rules rely on no record being newer than the ends it is compared with.
         self._read_internal_topics(existing_source, existing_target)
         topics = self.filter.data_topics(existing_source)
-        source_tps = sorted(TopicPartition(topic, partition) for topic, partition in self._partitions("source", topics))
+        source_tps = sorted(TopicPartition(topic, partition) for topic, partition in existing_partitions(self.source.admin(), topics))
         remote_tps = [TopicPartition(self.names.remote_topic(tp.topic), tp.partition) for tp in source_tps]
-        remote_partitions = self._partitions("target", sorted({tp.topic for tp in remote_tps} & existing_target))
+        remote_partitions = existing_partitions(self.target.admin(), {tp.topic for tp in remote_tps} & existing_target)
         present = [tp for tp in remote_tps if (tp.topic, tp.partition) in remote_partitions]
         source_begin, source_end = self._offsets("source", source_tps)
         target_begin, target_end = self._offsets("target", present)

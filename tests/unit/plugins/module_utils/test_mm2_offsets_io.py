@@ -4,6 +4,10 @@
 """Group reads of kafka_mirror_offsets (plugins/module_utils/mm2_offsets.py) against admin clients that answer oddly."""
 from __future__ import annotations
 
+from kafka import TopicPartition
+from kafka.errors import UnknownTopicOrPartitionError
+from kafka.structs import OffsetAndMetadata, OffsetAndTimestamp
+
 from ansible_collections.kafkaops.mirror.plugins.module_utils import mm2_offsets
 
 
@@ -43,3 +47,53 @@ def test_an_undecodable_describe_groups_reply_falls_back_to_list_groups():
 def test_listed_groups_marks_simple_groups():
     listed = mm2_offsets.listed_groups(Admin())
     assert {name for name, entry in listed.items() if not entry.get("protocol_type")} == {"simple"}
+
+
+class GrownSourceAdmin:
+    """A source whose topic `orders` has 3 partitions and group `app` committed on all, and a target whose remote topic has
+    the 2 partitions it had before the source grew; ListOffsets refuses unknown partitions as kafka-python's admin does."""
+
+    def __init__(self, partitions, committed):
+        self.partitions, self.committed = partitions, committed
+
+    def list_topics(self):
+        return list(self.partitions)
+
+    def describe_topics(self, names):
+        return [{"name": name, "error_code": 0, "partitions": [{"partition_index": p} for p in range(self.partitions[name])]}
+                for name in names]
+
+    def list_partition_offsets(self, specs):
+        unknown = [tp for tp in specs if tp.partition >= self.partitions.get(tp.topic, 0)]
+        if unknown:
+            raise UnknownTopicOrPartitionError("The following partitions are not known: %s" % unknown)
+        return {tp: OffsetAndTimestamp(10, -1, None) for tp in specs}
+
+    def list_groups(self):
+        return [{"group_id": group, "protocol_type": "consumer", "group_state": "Empty"} for group in self.committed]
+
+    def list_group_offsets(self, request):
+        return {group: {TopicPartition(topic, partition): OffsetAndMetadata(offset, "", -1)
+                        for (topic, partition), offset in self.committed.get(group, {}).items()} for group in request}
+
+    def describe_groups(self, groups):
+        return {group: {"group_state": "Empty", "members": []} for group in groups}
+
+
+class Cluster:
+    def __init__(self, admin):
+        self._admin = admin
+
+    def admin(self):
+        return self._admin
+
+
+def test_rows_of_partitions_the_remote_topic_lacks_have_no_target_end(monkeypatch):
+    monkeypatch.setattr(mm2_offsets, "read_internal_topic", lambda *_args: (True, [], []))
+    source = Cluster(GrownSourceAdmin({"orders": 3}, {"app": {("orders", 0): 5, ("orders", 1): 5, ("orders", 2): 5}}))
+    target = Cluster(GrownSourceAdmin({"primary.orders": 2}, {}))
+    params = dict(read_timeout=5, groups=[".*"], groups_exclude=None, source_alias="primary", target_alias="secondary",
+                  replication_policy="default", replication_policy_separator=".", mirrormaker_version="3.9.0", offset_syncs=False)
+    rows, _facts = mm2_offsets.collect(target, source, params)
+    assert [(row["topic"], row["partition"], row["target_end"]) for row in rows] == [
+        ("primary.orders", 0, 10), ("primary.orders", 1, 10), ("primary.orders", 2, None)]
