@@ -1,3 +1,5 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # Two commands on a fresh machine: `make demo` and `make test`.
 SHELL := /bin/bash
 PYTHON ?= python3

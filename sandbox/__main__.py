@@ -1,3 +1,5 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """`python -m sandbox up|down|status|seed|rebuild [--provider noida|tansu|apache] [--dir .sandbox] [--net N] [--node-mode ssh|local]
 [--cluster primary|secondary]`."""
 from __future__ import annotations

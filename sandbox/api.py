@@ -1,3 +1,5 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The sandbox's Python API: up(dir, provider, net) -> state, down(dir), status(dir), rebuild(dir, cluster).
 
 `up` lays out DIR (nodes, cluster configs, kafka_home, supervisord config), starts supervisord, waits

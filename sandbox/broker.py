@@ -1,3 +1,5 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Broker launcher: `python -m sandbox.broker --cluster-dir clusters/<alias>`.
 
 supervisord runs this for each cluster. It reads broker.json (where and how, written by `up`) and

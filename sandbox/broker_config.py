@@ -1,3 +1,5 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """What a sandbox broker starts with: clusters/<alias>/broker-config.json, written by the Ambari emulator.
 
 The file holds `{"kafka-broker": {server.properties keys}, "kafka-env": "<kafka-env.sh template>"}`.

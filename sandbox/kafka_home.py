@@ -1,3 +1,5 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The MirrorMaker node's Kafka home: where the mirrormaker2 role finds bin/connect-mirror-maker.sh.
 
 ssh node mode: inside the node, at HDInsight's path /usr/hdp/current/kafka-broker (written into the

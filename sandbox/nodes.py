@@ -1,3 +1,5 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Per-node files under DIR/nodes/<fqdn>/. A node is one of two kinds (docs/development.md, "Nodes"):
 
 - a host: every inventory node (the workers) when the sandbox runs in `ssh` node mode (root's default).

@@ -1,3 +1,5 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Is it up? Raw Kafka metadata, HTTP and SSH probes, and the free-port check before starting anything.
 
 The Kafka probe speaks the wire protocol itself (Metadata v4, supported by Kafka 1.0 through 4.x and

@@ -1,3 +1,5 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Which PIDs belong to a sandbox, and stopping exactly those.
 
 Every process a sandbox starts inherits MARKER=<sandbox dir> from supervisord's environment, so a

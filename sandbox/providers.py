@@ -1,3 +1,5 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Kafka-protocol broker providers for the sandbox (docs/reference/test-brokers.md), one class each.
 
 A provider turns a broker's place in the topology plus the cluster's current broker-config.json into

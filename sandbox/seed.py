@@ -1,3 +1,5 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """`python -m sandbox seed`: sandbox/seed_cluster.py's demo topics, records and group `orders-app`, on the primary.
 
 The Kafka work runs as the primary's head node (its `python`), where the names a broker may advertise

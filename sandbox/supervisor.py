@@ -1,3 +1,5 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """supervisord for one sandbox: its config, starting it, and talking to it over its unix socket."""
 from __future__ import annotations
 

@@ -1,3 +1,5 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """`make test`: every check, one summary, one closing line CI can read.
 
 Stages: ansible-test sanity, unit tests, ansible-lint (production profile), integration tests against

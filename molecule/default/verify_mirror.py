@@ -1,3 +1,5 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Independent check of a finished mirror, with a plain kafka-python client (not the collection's code).
 
 Exit 0 when every source topic matching --topics has a target twin under the default replication

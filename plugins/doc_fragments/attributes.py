@@ -1,4 +1,6 @@
 # -*- coding: utf-8 -*-
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # Attribute descriptions shared by every module; modules state only their support level.
 from __future__ import annotations
 

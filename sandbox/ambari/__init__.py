@@ -1,3 +1,5 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """An emulator of the Ambari v1 REST API subset kafkaops.mirror uses (docs/reference/ambari-api.md).
 
 `python -m sandbox.ambari --config <json>` with keys: host, port, cluster_name, username, password,

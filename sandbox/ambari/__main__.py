@@ -1,3 +1,5 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """`python -m sandbox.ambari --config <json>`: serve one emulated Ambari cluster until SIGTERM/SIGINT."""
 from __future__ import annotations
 

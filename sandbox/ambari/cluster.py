@@ -1,3 +1,5 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The emulated cluster: config versions, service config history, stale flags, restart requests.
 
 Everything that must survive an emulator restart lives in one JSON document written to

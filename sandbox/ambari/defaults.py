@@ -1,3 +1,5 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The configuration an HDInsight Kafka cluster starts with, as Ambari reports it.
 
 Values follow a stock HDInsight 4.0/5.x Kafka cluster: auto-create off, brokers listening on

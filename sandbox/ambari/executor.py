@@ -1,3 +1,5 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Runs restart requests one at a time, as Ambari's action scheduler does.
 
 A request waits PENDING, runs IN_PROGRESS (its components INSTALLED, i.e. stopped), then applies the

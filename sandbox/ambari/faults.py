@@ -1,3 +1,5 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Fault injection for tests: gateway errors before or after a write is processed, a restart request that fails, slow restarts,
 restarts that complete before the broker is back.
 

@@ -1,3 +1,5 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """HTTP front of the Ambari emulator: basic auth, the CSRF header rule, media types, routing, partial responses.
 
 Media types as Ambari's Jersey 1.x resources handle them: every API method is @Produces(MediaType.TEXT_PLAIN)

@@ -1,3 +1,5 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Sandbox fixtures for integration tests (docs/development.md, "pytest fixtures").
 
 `sandbox` (noida) and `sandbox_tansu` are session-scoped: each starts both clusters once on its own

@@ -1,3 +1,5 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Offline stand-in for the get-pip script `ansible-test sanity --venv` downloads (docs/reference/toolchain.md #1).
 
 ansible-test runs it as `python get_pip_<version>.py <pip install options> pip==<version> ...` inside a

@@ -1,3 +1,5 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Start a standalone Ambari emulator (sandbox/ambari) for a test and talk to it with plain urllib.
 
 The urllib client here is deliberately independent of plugins/module_utils/ambari.py, so tests read

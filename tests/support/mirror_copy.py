@@ -1,3 +1,5 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Build small mirrors on the sandbox without MirrorMaker: produce source topics, then copy them to
 `primary.<topic>` on the secondary partition by partition, optionally breaking the copy on purpose.
 

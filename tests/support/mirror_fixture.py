@@ -1,3 +1,5 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """A stand-in for one MirrorMaker 2 pass, for failover tests when the mirrormaker2 role cannot be used.
 
 It does what MirrorSourceConnector and MirrorCheckpointConnector do, writing through the sandbox's one

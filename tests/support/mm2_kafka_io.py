@@ -1,3 +1,5 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Independent produce / read-back for the mirrormaker2 tests: plain kafka-python, none of the collection's code."""
 from __future__ import annotations
 

@@ -1,3 +1,5 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Independent read-back for the kafka integration tests: plain kafka-python, none of the collection's code.
 
 Run with a sandbox node's python (names resolve there as on that node):

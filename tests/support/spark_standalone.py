@@ -1,3 +1,5 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """A Spark standalone cluster from pyspark's own classes: one master and two workers on 127.<net>.0.1-3, inside the
 test's own sandbox block (the sandbox's clusters use third octets 1 and up), so that two runs on different nets
 never meet.

@@ -1,3 +1,5 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Helpers shared by the validation-job test modules (kept out of conftest.py, which test modules must not import)."""
 from __future__ import annotations
 

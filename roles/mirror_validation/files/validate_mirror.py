@@ -1,3 +1,5 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """spark-submit entry point of the mirror validation job; everything else lives in mirror_validation/.
 
 The role ships the package as mirror_validation.zip next to this script (and to the executors with --py-files);

@@ -1,3 +1,5 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The emulator is as strict as the Ambari it claims (2.7.3 by default, HDInsight's), each rule following Ambari's source,
 and the collection's client and modules pass it: headers, no duplicate restart after a gateway failure, rolling order."""
 from __future__ import annotations

@@ -1,3 +1,5 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """ambari_config, ambari_restart and ambari_hosts_info against a standalone emulator; state read back with plain urllib."""
 from __future__ import annotations
 

@@ -1,3 +1,5 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """A rolling restart on the noida sandbox, where Ambari ends each restart COMPLETED while the broker is still down
 (the emulator's early_completion fault: a start script returns before the broker has registered). Read from the
 emulator's restart log: one host at a time, in order, each asked to restart only after the previous broker answered

@@ -1,3 +1,5 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The ambari_kafka role against a standalone emulator: settings, IP-advertising block, restart, idempotency."""
 from __future__ import annotations
 

@@ -1,3 +1,5 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """ambari_kafka as mirror.yml runs it on a source cluster: only IP advertising changes; listeners (SASL_PLAINTEXT on an
 ESP cluster) and auto.create.topics.enable stay as they were; the snippet advertises the IP on the SASL listener."""
 from __future__ import annotations

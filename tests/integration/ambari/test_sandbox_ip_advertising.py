@@ -1,3 +1,5 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """ambari_kafka on the tansu sandbox (the provider that advertises a hostname, like HDInsight): after the role turns
 IP advertising on and Ambari restarts the broker, clients are told the broker's IP address.
 

@@ -1,3 +1,5 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Failover on the noida sandbox: translate consumer-group offsets with MirrorMaker 2 records and resume on the target.
 
 The mirror is made by tests/support/mirror_fixture.py (copies records, writes real offset-syncs and

@@ -1,3 +1,5 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Failover end to end on the noida sandbox: the mirrormaker2 role deploys MirrorMaker 2 (the sandbox stand-in, same
 properties, real record formats) with sync.group.offsets off, as on Kafka 2.4; a group consumes part of a topic on the
 primary and commits; after a checkpoint interval the failover playbook moves it; the same group resumes on the secondary.

@@ -1,3 +1,5 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The hosts_sync role on plain per-node hosts files: idempotent, byte-exact outside the block, stale removal, conflicts."""
 from __future__ import annotations
 

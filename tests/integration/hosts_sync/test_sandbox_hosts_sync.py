@@ -1,3 +1,5 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """hosts_sync on the noida sandbox: the secondary's nodes learn the primary's worker and ZooKeeper names, from the
 primary nodes' hosts files or from the primary's Ambari (same block), and resolve them. The block is removed at the
 end, so later tests on the session's sandbox see the HDInsight default (own cluster only) again.

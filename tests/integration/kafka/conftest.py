@@ -1,3 +1,5 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Fixtures for the Kafka admin module tests: one sandbox cluster per provider, a way to run modules on a cluster
 node, and an independent read-back through plain kafka-python on that node."""
 from __future__ import annotations

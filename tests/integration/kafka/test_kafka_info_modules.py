@@ -1,3 +1,5 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """kafka_topic_info and kafka_consumer_group_info against the sandbox (noida and tansu): read-only, filtered, check mode safe."""
 from __future__ import annotations
 

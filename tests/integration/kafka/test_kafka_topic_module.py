@@ -1,3 +1,5 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """kafka_topic against the sandbox (noida and tansu), read back with plain kafka-python on the cluster's node."""
 from __future__ import annotations
 

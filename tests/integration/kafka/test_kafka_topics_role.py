@@ -1,3 +1,5 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Role kafka_topics through the sandbox inventory: connection from group vars, one batched call, copy from the source."""
 from __future__ import annotations
 

@@ -1,3 +1,5 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """playbooks/mirror.yml with bad input and faults: it stops where the problem is, says what and where,
 and changes nothing after that point (read back with independent clients and plain file reads)."""
 from __future__ import annotations

@@ -1,3 +1,5 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Fixtures for the validation job on the sandbox (SANDBOX_NET, e.g. 50): small broken-on-purpose mirrors
 built by mirror_copy, and one in-process local SparkContext shared by the session's job runs."""
 from __future__ import annotations

@@ -1,3 +1,5 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The mirror_validation role on the sandbox: spark-submit on a Spark standalone cluster and in local mode,
 reports fetched to the controller, a summary, a real failure on defects, validation before any change."""
 from __future__ import annotations

@@ -1,3 +1,5 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The validation job against small mirrors on the sandbox, each broken in one known way.
 
 One job run covers all scenarios (each is its own topic); single-topic runs check the exit codes.

@@ -1,3 +1,5 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The validator against a mirror made by the sandbox's MirrorMaker 2 stand-in, deployed with the mirrormaker2 role:
 records, offset-sync anchors and checkpoints written by an independent implementation of MM2's formats."""
 from __future__ import annotations

@@ -1,3 +1,5 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Module kafka_mirror_status against a flow run by the sandbox's MM2 stand-in, started and stopped by this test."""
 from __future__ import annotations
 

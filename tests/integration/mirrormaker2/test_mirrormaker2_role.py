@@ -1,3 +1,5 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Role mirrormaker2 on the sandbox: deploy, replicate, change, re-run, refuse bad models, keep secrets.
 
 The tests run in file order against one deployment (module-scoped) and read everything back with

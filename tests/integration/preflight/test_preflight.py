@@ -1,3 +1,5 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Preflight on the sandboxes: unresolvable advertised host (tansu advertises wn0's FQDN) detected and fixed by hosts_sync,
 replication factor above the broker count, version gates, a missing inventory variable; kafka_cluster_info's contract.
 """

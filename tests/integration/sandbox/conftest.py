@@ -1,3 +1,5 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Throwaway sandboxes for tests that stop, crash or reconfigure one (the session fixtures stay untouched).
 
 They use the same address block as the session fixtures but third octets 3 and 4 (`subnet=3`), so

@@ -1,3 +1,5 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Ansible drives the sandbox through inventory.yml: every node answers, and modules on a node resolve
 names through that node's hosts file (its python is the node's interpreter)."""
 from __future__ import annotations

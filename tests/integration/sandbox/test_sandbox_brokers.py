@@ -1,3 +1,5 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The sandbox brokers answer Kafka metadata with the address HDInsight would advertise, and a restart
 through the Ambari emulator applies the stored config (the IP-advertising runbook step)."""
 from __future__ import annotations

@@ -1,3 +1,5 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The MirrorMaker node's connect-mirror-maker.sh under the node's own supervisord, installed the way the
 mirrormaker2 role does it (a program in /etc/supervisor/conf.d running as `kafka`, then `supervisorctl update`):
 the stand-in runs as the service account inside the node, under supervisord's own PID, and `down` stops it."""

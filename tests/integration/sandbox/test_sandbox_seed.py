@@ -1,3 +1,5 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """`sandbox seed`: topics, keyed records with headers and a part-consumed group on primary; idempotent.
 Everything is read back with kafka-python, not the confluent-kafka client the seed uses."""
 from __future__ import annotations

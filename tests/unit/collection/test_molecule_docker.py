@@ -1,3 +1,5 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """`molecule syntax -s docker` runs here although no Docker daemon does.
 
 The docker driver pings the daemon before any step, even a syntax check. A stub that answers only

@@ -1,3 +1,5 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The collection as users get it: the galaxy tarball holds no local state, and every module and role documents itself."""
 from __future__ import annotations
 

@@ -1,3 +1,5 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Unit tests of the validation job: the Spark tests share one local[2] SparkContext for the whole run (one JVM)."""
 from __future__ import annotations
 

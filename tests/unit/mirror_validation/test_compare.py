@@ -1,3 +1,5 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The per-partition comparison on small in-memory mirrors, by the job's task code and residue rules.
 
 Every case is also compared with a window of one and two records and with each side read to its end before

@@ -1,3 +1,5 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 from mirror_validation.html_report import render
 from mirror_validation.report import DEFECTS, PASSED, UNAVAILABLE, exit_code, summary_message, topic_entry
 from mirror_validation.topic_pairs import TopicPair

@@ -1,3 +1,5 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """broker-config.json -> what the sandbox broker starts with, per provider (pure logic)."""
 from __future__ import annotations
 

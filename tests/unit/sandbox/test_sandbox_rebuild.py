@@ -1,3 +1,5 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """`python -m sandbox rebuild --cluster ALIAS` / sandbox.api.rebuild: one cluster's broker torn down and brought up again empty.
 
 supervisord and the broker are fakes here (the order of the calls and what is wiped is what is tested); the real thing runs in

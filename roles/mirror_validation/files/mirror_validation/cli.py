@@ -1,3 +1,5 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Command line of the validation job: parse, run in Spark, write the reports, exit 0/1/2."""
 from __future__ import annotations
 

@@ -1,3 +1,5 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """A static HTML page of the report, read at a glance: one summary table of every topic and consumer group first,
 then per topic a strip per partition along its offsets marking where defects lie, then the details.
 One self-contained file (inline CSS and SVG, no script, no external asset), laid out to fit 1200 px.

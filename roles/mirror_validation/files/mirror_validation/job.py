@@ -1,3 +1,5 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The validation job: snapshot, wait, read and compare each partition pair in a Spark task, settle the residue, report.
 
 Only per-partition summaries and the classified residue's counts and samples reach the driver.

@@ -1,3 +1,5 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Read one side of the mirror: topic metadata, offsets and the records of one offset range.
 
 Two interchangeable backends: confluent-kafka (librdkafka, much faster) when importable, else

@@ -1,3 +1,5 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """MirrorMaker 2's own bookkeeping, read on the driver: offset syncs (anchors, checked where the records are read,
 partition_match.py) and consumer-group checkpoints. Both topics are compacted: they hold a few records per
 partition and group, not per mirrored record."""

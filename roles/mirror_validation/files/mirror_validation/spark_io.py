@@ -1,3 +1,5 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Spark stages that touch Kafka: every record is read and compared inside a Spark task, and fingerprinted where needed.
 
 Only per-partition summaries and the records left without a counterpart (the residue) leave the tasks.

@@ -1,3 +1,5 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Filter kafkaops.mirror.mm2_config: errors become AnsibleFilterError, warnings reach Ansible, redact hides secrets."""
 import pytest
 from ansible.errors import AnsibleFilterError

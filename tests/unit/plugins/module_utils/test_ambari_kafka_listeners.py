@@ -1,3 +1,5 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Listener handling for ambari_kafka: names and security protocols kept (module_utils/kafka_listeners), and the
 IP-advertising snippet run in bash against a server.properties as Ambari writes it."""
 from __future__ import annotations

@@ -1,3 +1,5 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Decision tables for the preflight findings (plugins/module_utils/kafka_preflight.py evaluate, normalize_factors, option_problems)."""
 from __future__ import annotations
 

@@ -1,3 +1,5 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """TopicChanges and the reports against a scripted admin client: request batching, dry runs, per-topic errors."""
 from __future__ import annotations
 

@@ -1,3 +1,5 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """MirrorMaker 2 record codec against the reference test vectors (docs/reference/mm2-records.md)."""
 import pytest
 
