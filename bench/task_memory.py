@@ -88,8 +88,8 @@ def main():
     bootstrap = "%s:%d" % (address, BROKER_PORT)
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench-task-memory-") as work:
-        columns = [("reader only", READER_ONLY, JOB_PACKAGE_ROOT)] + [("task, window %d" % window, str(window), JOB_PACKAGE_ROOT)
-                                                                       for window in args.windows]
+        columns = [("reader only", READER_ONLY, JOB_PACKAGE_ROOT)]
+        columns += [("task, window %d" % window, str(window), JOB_PACKAGE_ROOT) for window in args.windows]
         if args.baseline_rev:
             root = baseline_job(args.baseline_rev, Path(work)).parent
             columns += [("base task, window %d" % window, str(window), root) for window in args.windows]

@@ -1,3 +1,5 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Benchmark: one batched kafka_topic task vs. one task per topic, then the idempotent re-runs, in the same run.
 
     .venv/bin/python -m bench.topics [--topics 500] [--partitions 8] [--net N] [--bootstrap HOST:PORT]

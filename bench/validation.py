@@ -1,3 +1,5 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Benchmark of the mirror validation job: throughput against the raw consume rate of the same client on the
 same data in the same run, peak memory of the JVM, the Python driver and the largest Python executor worker at two
 sizes, and a kcat dump + sort + diff pipeline for reference.

@@ -13,9 +13,8 @@ HEAD_LINES = 5
 # Kinds that take `#` comments (Jinja2 templates take `{#- ... -#}`), and files without a suffix that do.
 COMMENTABLE_SUFFIXES = {".py", ".sh", ".yml", ".yaml", ".ini", ".cfg", ".j2"}
 COMMENTABLE_NAMES = {"Makefile", ".ansible-lint", ".yamllint", ".gitignore"}
-# Not ours to edit or generated: docs/ is prose, changelog.yaml is written by antsibull-changelog. bench/ only for now:
-# bench/topics.py and bench/validation.py get their header from the engineer editing bench/; drop "bench/" once committed.
-EXCLUDED_DIRS = ("docs/", "bench/")
+# Prose, or generated: docs/ is prose, changelog.yaml is written by antsibull-changelog.
+EXCLUDED_DIRS = ("docs/",)
 EXCLUDED_FILES = {"changelogs/changelog.yaml"}
 
 
