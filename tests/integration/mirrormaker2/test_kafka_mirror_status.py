@@ -176,3 +176,21 @@ def test_a_topic_created_between_two_reads_is_measured(flow):
     measured = {(p["topic"], p["partition"]): p["lag"] for p in second["partitions"]}
     assert measured[(late, 0)] == 5, measured
     assert measured[(TOPIC, 0)] == {(p["topic"], p["partition"]): p["lag"] for p in first["partitions"]}[(TOPIC, 0)]
+
+
+def test_a_source_topic_grown_by_partitions_is_reported_not_fatal(flow):
+    """Found on the demo: a source topic grown from 3 to 5 partitions failed the module (and preflight with it) with
+    UnknownTopicOrPartitionError until MirrorMaker 2 grew the remote topic at its next topic refresh. Here MirrorMaker is
+    stopped and the remote topic has the partitions the source had before it grew."""
+    stop(flow)
+    grown = "mst-grown"
+    kafka_io.create(flow["primary"], grown, 3)
+    kafka_io.produce(flow["primary"], grown, 30, 3)
+    kafka_io.create(flow["secondary"], f"primary.{grown}", 2)
+    result = status(flow, topics=[grown])
+    assert not result.get("failed") and not result["changed"], result
+    rows = {p["partition"]: (p["target_end_offset"], p["lag"]) for p in result["partitions"]}
+    assert rows == {0: (0, 10), 1: (0, 10), 2: (None, 10)}, rows
+    assert any(f"remote topic primary.{grown} has 2 of the 3 partitions of {grown}" in problem for problem in result["problems"]), result
+    # Read back independently: the module grew nothing.
+    assert sorted(kafka_io.end_offsets(flow["secondary"], f"primary.{grown}")) == [0, 1]
