@@ -26,17 +26,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.validation import BROKER_PORT, PRODUCER_BATCH, READ_TIMEOUT_S, baseline_job, create_topic, produce, start_broker
+from bench.validation import BROKER_PORT, PRODUCER_BATCH, READ_TIMEOUT_S, baseline_job, create_topic, peak_rss_mb, produce, start_broker
 from sandbox.providers import get_provider
 from tests.support.checkout import REPO
 
 JOB_PACKAGE_ROOT = REPO / "roles" / "mirror_validation" / "files"
 READER_ONLY = "reader"
-
-
-def peak_rss_mb():
-    with open("/proc/self/status", encoding="ascii") as status:
-        return next(int(line.split()[1]) / 1024 for line in status if line.startswith("VmHWM:"))
 
 
 def run_task(bootstrap, topic, size, mode):
@@ -49,7 +44,7 @@ def run_task(bootstrap, topic, size, mode):
 
     work = PartitionWork(Slice(SOURCE, 0, topic, 0, 0, size, False), Slice(TARGET, 0, "primary." + topic, 0, 0, size, False),
                          0, (), ())
-    before = peak_rss_mb()
+    before = peak_rss_mb(os.getpid())
     started, matched = time.monotonic(), None
     if mode == READER_ONLY:
         with open_reader(Connection(bootstrap), "confluent-kafka", READ_TIMEOUT_S["tansu"]) as reader:
@@ -61,7 +56,7 @@ def run_task(bootstrap, topic, size, mode):
                 if kind == SUMMARY:
                     matched = row["matched"]
     print(json.dumps({"records": matched, "seconds": round(time.monotonic() - started, 2), "rss_before_mb": round(before, 1),
-                      "peak_rss_mb": round(peak_rss_mb(), 1)}))
+                      "peak_rss_mb": round(peak_rss_mb(os.getpid()), 1)}))
 
 
 def measure(bootstrap, topic, size, mode, package_root):
