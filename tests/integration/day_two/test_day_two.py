@@ -237,7 +237,8 @@ def test_day_one_mirrors_the_topics_of_the_day(lab):
 
     # Lean: the stages that set up the mirror (the target's auto-create through Ambari, pre-creation, MirrorMaker); the
     # connectivity checks and fixes run in the whole day-two run.
-    play = lab.mirror("day one", tags="ambari_kafka,kafka_topics,mirrormaker2", mirror_source_ip_advertising=False)
+    play = lab.mirror("day one", tags="ambari_kafka,kafka_topics,mirrormaker2", mirror_source_ip_advertising=False,
+                      mirror_target_auto_create_topics=True)
 
     assert not play.failed, play.stdout[-6000:]
     secondary = lab.bootstrap("secondary")
@@ -375,7 +376,8 @@ def test_mirror_after_failover_keeps_the_cut_over(lab):
     for topic, partitions in topics.items():
         kafka_io.produce(primary, topic, AFTER_CUTOVER_RECORDS, partitions, start=AFTER_CUTOVER_FIRST_KEY)
 
-    play = lab.mirror("mirror.yml after failover.yml (whole)", tags=None,
+    # IP advertising as day two left it (false would remove the snippet and roll the source).
+    play = lab.mirror("mirror.yml after failover.yml (whole)", tags=None, mirror_source_ip_advertising=True,
                       mirror_validation_report_dir=str(Path(lab.directory) / "reports-after-failover"))
 
     assert not play.failed, play.stdout[-6000:]

@@ -109,8 +109,10 @@ def runbook_inventory(state) -> Path:
 
 
 def mirror(state, reports):
+    # The whole runbook, IP advertising on the source and auto-create on the target included (both off by default).
     return run_playbook(MIRROR, inventory=runbook_inventory(state), timeout=1500,
-                        extra_vars=dict(PLAN, mirror_validation_report_dir=str(reports)))
+                        extra_vars=dict(PLAN, mirror_validation_report_dir=str(reports), mirror_source_ip_advertising=True,
+                                        mirror_target_auto_create_topics=True))
 
 
 def redeploy(hdinsight5, check=False, diff=False, **overrides):
