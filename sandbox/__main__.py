@@ -1,7 +1,7 @@
 # Copyright: kafkaops.mirror contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""`python -m sandbox up|down|status|seed|rebuild [--provider noida|tansu|apache] [--dir .sandbox] [--net N] [--node-mode ssh|local]
-[--cluster primary|secondary]`."""
+"""`python -m sandbox up|down|status|seed|rebuild [--provider apache|noida|tansu] [--dir .sandbox] [--net N] [--node-mode ssh|local]
+[--release ALIAS=VERSION] [--kafka-version VERSION] [--cluster primary|secondary]`."""
 from __future__ import annotations
 
 import argparse
@@ -37,7 +37,8 @@ def _print_up(state: dict) -> None:
     else:
         print(f"sandbox up in {state['startup_seconds']} s: provider {state['provider']}, dir {state['dir']}")
     for alias, cluster in state["clusters"].items():
-        print(f"  {alias:<10} {cluster['name']:<12} kafka {cluster['bootstrap_servers']:<18} ambari {cluster['ambari']['url']}")
+        release = f" (Kafka {cluster['release']})" if cluster.get("release") else ""
+        print(f"  {alias:<10} {cluster['name']:<12} kafka {cluster['bootstrap_servers']}{release}  ambari {cluster['ambari']['url']}")
     if state.get("node_mode") == "ssh":
         print(f"  nodes: the workers are hosts, reached over SSH as {api.nodes.LOGIN_USER} with sudo; "
               f"MirrorMaker node {state['mirrormaker_node']}, Kafka home {state['kafka_home']}"
@@ -58,22 +59,30 @@ def main(argv: list | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m sandbox", description="The local two-cluster Kafka sandbox.")
     parser.add_argument("command", choices=["up", "down", "status", "seed", "rebuild"])
     parser.add_argument("--dir", default=api.DEFAULT_DIR, help="sandbox directory (default: %(default)s)")
-    parser.add_argument("--provider", default="noida", choices=sorted(PROVIDERS), help="broker provider for `up` (default: %(default)s)")
+    parser.add_argument("--provider", default="apache", choices=sorted(PROVIDERS),
+                        help="broker provider for `up`: apache runs real Kafka from Maven Central (default: %(default)s)")
     parser.add_argument("--net", type=int, default=0, help="second octet of every address, 127.N.C.X (default: %(default)s)")
     parser.add_argument("--subnet", type=int, default=1, help="third octet of the primary; the secondary gets the next (default: %(default)s)")
     parser.add_argument("--primary-name", default="primary", help="cluster name of the primary (alias stays `primary`)")
     parser.add_argument("--secondary-name", default="secondary", help="cluster name of the secondary (alias stays `secondary`)")
     parser.add_argument("--node-mode", choices=api.nodes.NODE_MODES,
                         help="ssh: the workers are hosts reached over SSH as sshuser (default as root); local: local connection (default without root)")
-    parser.add_argument("--kafka-version", default=api.DEFAULT_KAFKA_VERSION,
-                        help="the Kafka version the MirrorMaker node's Kafka home claims, e.g. 2.4.1 for HDInsight 5.0 (default: %(default)s)")
+    parser.add_argument("--kafka-version",
+                        help="the Kafka release of the MirrorMaker node's Kafka home (apache: whose MirrorMaker runs, default the secondary's; "
+                             f"noida and tansu: the release the stand-in claims, default {api.DEFAULT_KAFKA_VERSION})")
+    parser.add_argument("--release", action="append", default=[], metavar="ALIAS=VERSION",
+                        help=f"apache: a cluster's Kafka release, repeatable (default: "
+                             f"{' '.join(f'{a}={v}' for a, v in api.DEFAULT_RELEASES.items())}; one of {', '.join(api.kafka_dist.RELEASES)})")
     parser.add_argument("--cluster", help="for `rebuild`: the cluster alias (primary or secondary) whose broker comes up again with its data wiped")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     args = parser.parse_args(argv)
     try:
         if args.command == "up":
+            releases = dict(item.split("=", 1) for item in args.release if "=" in item)
+            if len(releases) != len(args.release):
+                parser.error("--release takes ALIAS=VERSION, e.g. --release primary=2.4.1")
             result = api.up(args.dir, args.provider, args.net, names={"primary": args.primary_name, "secondary": args.secondary_name},
-                            subnet=args.subnet, node_mode=args.node_mode, kafka_version=args.kafka_version)
+                            subnet=args.subnet, node_mode=args.node_mode, kafka_version=args.kafka_version, releases=releases)
             return _emit(args, result, _print_up)
         if args.command == "down":
             result = api.down(args.dir)

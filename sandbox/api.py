@@ -18,16 +18,20 @@ import time
 import xmlrpc.client
 from pathlib import Path
 
-from sandbox import broker, nodes, probes, processes, wheelhouse
+from sandbox import broker, kafka_dist, nodes, probes, processes, wheelhouse
 from sandbox.inventory import TARGET_ALIAS, control_path_dir, write_inventory
 from sandbox.kafka_home import DEFAULT_KAFKA_VERSION, KAFKA_HOME_ON_NODE, write_kafka_home, write_node_kafka_home
-from sandbox.providers import BrokerSpec, get_provider
+from sandbox.providers import CONTROLLER_PORT, BrokerSpec, get_provider
 from sandbox.supervisor import CRASHED_STATES, STOPPED_STATES, Program, Supervisor
-from sandbox.topology import AMBARI_PORT, BROKER_PORT, Cluster, build_topology
+from sandbox.topology import AMBARI_PORT, BROKER_PORT, ZOOKEEPER_PORT, Cluster, build_topology
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_DIR = ".sandbox"
 STATE_FILE = "state.json"
+BROKER_STOP_SECONDS = 60
+# The apache provider's releases per cluster by default: the runbooks' migration, HDInsight 5.0 (2.4.1) to 5.1 (3.2.0),
+# with MirrorMaker on the secondary, so of the secondary's release.
+DEFAULT_RELEASES = {"primary": "2.4.1", "secondary": "3.2.0"}
 INVENTORY_FILE = "inventory.yml"
 
 
@@ -62,7 +66,9 @@ def _supervisord_running(state: dict) -> bool:
 def _check_ports_free(clusters: list, provider, node_mode: str) -> None:
     wanted = []
     for cluster in clusters:
-        wanted += [(cluster.broker_node.ip, port, f"{cluster.alias} broker") for port in (BROKER_PORT, *provider.extra_ports)]
+        for node in cluster.broker_nodes(provider.brokers_per_cluster):
+            wanted += [(node.ip, port, f"{cluster.alias} broker on {node.short}") for port in (BROKER_PORT, *provider.extra_ports)]
+        wanted.append((cluster.zookeepers[0].ip, ZOOKEEPER_PORT, f"{cluster.alias} ZooKeeper"))
         wanted.append((cluster.head.ip, AMBARI_PORT, f"{cluster.alias} Ambari emulator"))
         if node_mode == "ssh":
             wanted += [(node.ip, nodes.SSH_PORT, f"sshd of node {node.short}") for node in _host_nodes(cluster)]
@@ -99,10 +105,25 @@ def _cluster_layout(sandbox_dir: Path, cluster: Cluster, provider_name: str, lay
         entry, init = _node_layout(sandbox_dir, cluster, node, layout)
         node_entries.append(entry)
         programs += [init] if init else []
-    spec = BrokerSpec(provider=provider_name, alias=cluster.alias, cluster_name=cluster.name, ip=cluster.broker_node.ip,
-                      fqdn=cluster.broker_node.name, port=BROKER_PORT, data_dir=str(data_dir), log_dir=str(sandbox_dir / "logs"))
-    broker.write_spec(cluster_dir, spec)
-    programs.append(Program(f"{cluster.alias}-broker", [sys.executable, "-m", "sandbox.broker", "--cluster-dir", str(cluster_dir)]))
+    provider = layout["provider"]
+    release = layout["releases"].get(cluster.alias, "")
+    broker_nodes = cluster.broker_nodes(provider.brokers_per_cluster)
+    zookeeper = f"{cluster.zookeepers[0].ip}:{ZOOKEEPER_PORT}" if provider.uses_zookeeper(release) else ""
+    quorum = ",".join(f"{k}@{node.ip}:{CONTROLLER_PORT}" for k, node in enumerate(broker_nodes)) if release and not zookeeper else ""
+    restart_commands = {}
+    if zookeeper:
+        programs.append(_zookeeper_program(cluster_dir, provider, BrokerSpec(
+            provider=provider_name, alias=cluster.alias, cluster_name=cluster.name, ip=cluster.zookeepers[0].ip, fqdn=cluster.zookeepers[0].name,
+            port=ZOOKEEPER_PORT, data_dir=str(data_dir), log_dir=str(sandbox_dir / "logs"), release=release, zookeeper=zookeeper)))
+    for broker_id, node in enumerate(broker_nodes):
+        spec = BrokerSpec(provider=provider_name, alias=cluster.alias, cluster_name=cluster.name, ip=node.ip, fqdn=node.name, port=BROKER_PORT,
+                          data_dir=str(broker.data_dir(cluster_dir, broker_id)), log_dir=str(sandbox_dir / "logs"), broker_id=broker_id,
+                          release=release, zookeeper=zookeeper, quorum=quorum)
+        broker.write_spec(cluster_dir, spec)
+        program = broker.program_name(cluster.alias, broker_id)
+        programs.append(Program(program, [sys.executable, "-m", "sandbox.broker", "--cluster-dir", str(cluster_dir), "--broker-id", str(broker_id)],
+                                stopwaitsecs=BROKER_STOP_SECONDS))
+        restart_commands[node.name] = [*supervisor.ctl_command(), "restart", program]
     ambari = {"url": cluster.ambari_url, "cluster_name": cluster.name, "username": "admin", "password": password}
     components = {"worker": ["KAFKA_BROKER"], "zookeeper": ["ZOOKEEPER_SERVER"], "head": []}
     ambari_config = {
@@ -113,7 +134,7 @@ def _cluster_layout(sandbox_dir: Path, cluster: Cluster, provider_name: str, lay
         "password": password,
         "hosts": [{"host_name": node.name, "ip": node.ip, "components": components[node.role]} for node in cluster.nodes],
         "broker_config_file": str(cluster_dir / "broker-config.json"),
-        "restart_command": [*supervisor.ctl_command(), "restart", f"{cluster.alias}-broker"],
+        "restart_commands": restart_commands,
         "state_file": str(cluster_dir / "ambari-state.json"),
     }
     _write_json(cluster_dir / "ambari.json", ambari_config)
@@ -121,12 +142,19 @@ def _cluster_layout(sandbox_dir: Path, cluster: Cluster, provider_name: str, lay
     entry = {
         "alias": cluster.alias,
         "name": cluster.name,
-        "bootstrap_servers": cluster.bootstrap_servers,
-        "brokers": [{"node": cluster.broker_node.name, "host": cluster.broker_node.ip, "port": BROKER_PORT}],
+        "brokers": [{"node": node.name, "host": node.ip, "port": BROKER_PORT, "program": broker.program_name(cluster.alias, k)}
+                    for k, node in enumerate(broker_nodes)],
+        "bootstrap_servers": ",".join(f"{node.ip}:{BROKER_PORT}" for node in broker_nodes),
+        "release": release or None,
         "ambari": ambari,
         "nodes": node_entries,
     }
     return entry, programs
+
+
+def _zookeeper_program(cluster_dir: Path, provider, spec: BrokerSpec) -> Program:
+    argv, env = provider.zookeeper_command(spec)
+    return Program(f"{spec.alias}-zookeeper", argv, environment=env)
 
 
 def _program_failure(supervisor: Supervisor, name: str):
@@ -152,9 +180,13 @@ def _all_running(supervisor: Supervisor) -> None:
 def _wait_ready(supervisor: Supervisor, clusters: list, state: dict, deadline: float) -> None:
     # Brokers first: a broker that cannot start fails `up` at once, whatever the (slower) nodes are doing.
     for cluster in clusters:
-        name = f"{cluster.alias}-broker"
-        probes.wait_for(lambda c=cluster: probes.kafka_metadata(c.broker_node.ip, BROKER_PORT), f"{cluster.alias} broker on {cluster.bootstrap_servers}",
-                        deadline, alive=lambda n=name: _program_failure(supervisor, n))
+        entries = state["clusters"][cluster.alias]["brokers"]
+        for entry in entries:
+            probes.wait_for(lambda e=entry: probes.kafka_metadata(e["host"], BROKER_PORT), f"{cluster.alias} broker on {e_addr(entry)}",
+                            deadline, alive=lambda n=entry["program"]: _program_failure(supervisor, n))
+        if len(entries) > 1:  # a replication factor of 3 needs every broker registered, not only answering
+            probes.wait_for(lambda e=entries: probes.broker_count_at_least(e[0]["host"], BROKER_PORT, len(e)),
+                            f"{cluster.alias}'s {len(entries)} brokers in its metadata", deadline)
         name = f"{cluster.alias}-ambari"
         probes.wait_for(lambda c=cluster: probes.http_answers(c.head.ip, AMBARI_PORT), f"{cluster.alias} Ambari emulator on {cluster.ambari_url}",
                         deadline, alive=lambda n=name: _program_failure(supervisor, n))
@@ -164,6 +196,10 @@ def _wait_ready(supervisor: Supervisor, clusters: list, state: dict, deadline: f
     programs = [info["name"] for info in supervisor.processes()]
     probes.wait_for(lambda: _all_running(supervisor), "supervisord's RUNNING state for every program", deadline,
                     alive=lambda: next(filter(None, (_program_failure(supervisor, name) for name in programs)), None))
+
+
+def e_addr(entry: dict) -> str:
+    return f"{entry['host']}:{entry['port']}"
 
 
 def _kept_password(state: dict | None) -> str | None:
@@ -177,13 +213,15 @@ def _host_entries(state: dict) -> list:
 
 
 def up(sandbox_dir=DEFAULT_DIR, provider: str = "noida", net: int = 0, names: dict | None = None, timeout: float = 60.0, subnet: int = 1,
-       node_mode: str | None = None, kafka_version: str = DEFAULT_KAFKA_VERSION) -> dict:
+       node_mode: str | None = None, kafka_version: str | None = None, releases: dict | None = None) -> dict:
     """Bring both clusters up (or report the running sandbox in `sandbox_dir`) and return the state dict.
 
     `subnet` is the primary's third octet (the secondary's is subnet + 1): 1 as documented; tests that
     need a second sandbox inside their own 127.N.0.0/16 block use 3 and up. `node_mode`: "ssh" (root's
     default: nodes are hosts reached over SSH as sshuser) or "local" (without root: local connection).
-    `kafka_version`: the Kafka version the MirrorMaker node's Kafka home claims (ssh mode, stand-in only).
+    `kafka_version`: the Kafka release of the MirrorMaker node's Kafka home: the release whose real MirrorMaker runs with
+    the apache provider (default: the secondary's), the version the stand-in's home claims with the others (default
+    DEFAULT_KAFKA_VERSION). `releases`: alias -> Kafka release of each cluster's brokers (apache only; DEFAULT_RELEASES).
     """
     sandbox_dir = Path(sandbox_dir).resolve()
     existing = read_state(sandbox_dir)
@@ -195,6 +233,9 @@ def up(sandbox_dir=DEFAULT_DIR, provider: str = "noida", net: int = 0, names: di
     chosen = get_provider(provider)
     try:
         chosen.check()
+        releases, kafka_version = _releases(provider, releases, kafka_version)
+        for version in sorted({*releases.values(), kafka_version} if releases else ()):
+            chosen.home(version)  # assembled before any broker starts (each broker's launcher only finds it)
         clusters = build_topology(net, names, subnet)
         mode = nodes.choose_mode(node_mode)
         if mode == "ssh":
@@ -207,7 +248,7 @@ def up(sandbox_dir=DEFAULT_DIR, provider: str = "noida", net: int = 0, names: di
     sandbox_dir.mkdir(parents=True, exist_ok=True)
     supervisor = _supervisor(sandbox_dir)
     target = next(c for c in clusters if c.alias == TARGET_ALIAS)
-    layout = {"node_mode": mode, "isolate": nodes.can_isolate(), "provider": chosen, "kafka_version": kafka_version,
+    layout = {"node_mode": mode, "isolate": nodes.can_isolate(), "provider": chosen, "kafka_version": kafka_version, "releases": releases,
               "mirrormaker_node": target.broker_node.name}
     # A host keeps its credentials across a reboot: `up` again in the same directory keeps the Ambari password.
     password = _kept_password(existing) or secrets.token_urlsafe(12)
@@ -221,10 +262,10 @@ def up(sandbox_dir=DEFAULT_DIR, provider: str = "noida", net: int = 0, names: di
     mirrormaker = next(n for n in state["clusters"][TARGET_ALIAS]["nodes"] if n["name"] == state["mirrormaker_node"])
     if mode == "ssh":
         state["kafka_home"] = KAFKA_HOME_ON_NODE
-        state["kafka_version"] = None if provider == "apache" else kafka_version  # apache: whatever $KAFKA_HOME holds
+        state["kafka_version"] = kafka_version
         state["wheelhouse"] = str(packages)
     else:
-        state["kafka_home"] = str(write_kafka_home(sandbox_dir, chosen, REPO, mirrormaker))
+        state["kafka_home"] = str(write_kafka_home(sandbox_dir, chosen, REPO, mirrormaker, kafka_version))
         (sandbox_dir / "mirrormaker2").mkdir(exist_ok=True)
     supervisor.write(programs)
 
@@ -250,6 +291,22 @@ def up(sandbox_dir=DEFAULT_DIR, provider: str = "noida", net: int = 0, names: di
     _write_json(_state_path(sandbox_dir), state)
     write_inventory(sandbox_dir / INVENTORY_FILE, state, supervisor.ctl_command())
     return state
+
+
+def _releases(provider: str, releases: dict | None, kafka_version: str | None) -> tuple:
+    """(alias -> broker release, MirrorMaker's release) for `up`; the releases are checked before anything starts."""
+    if provider != "apache":
+        if releases:
+            raise ValueError(f"provider {provider} runs no Apache Kafka release: --release is for the apache provider")
+        return {}, kafka_version or DEFAULT_KAFKA_VERSION
+    releases = {**DEFAULT_RELEASES, **(releases or {})}
+    unknown = sorted(set(releases) - set(DEFAULT_RELEASES))
+    if unknown:
+        raise ValueError(f"--release names clusters {unknown}; the sandbox's clusters are {', '.join(DEFAULT_RELEASES)}")
+    kafka_version = kafka_version or releases[TARGET_ALIAS]
+    for version in {*releases.values(), kafka_version}:
+        kafka_dist.release(version)  # KafkaHomeError (a RuntimeError) names the releases the lab assembles
+    return releases, kafka_version
 
 
 def _stop_leftovers(state: dict) -> list:
@@ -339,31 +396,45 @@ def rebuild(sandbox_dir=DEFAULT_DIR, cluster: str = TARGET_ALIAS, timeout: float
     started = time.monotonic()
     deadline = started + timeout
     supervisor = _supervisor(sandbox_dir)
-    program = f"{cluster}-broker"
-    spec = broker.read_spec(sandbox_dir / "clusters" / cluster)
-    before = supervisor.rpc().supervisor.getProcessInfo(program)["pid"] or None
-    _stop_and_wait(supervisor, [program], timeout)
-    if supervisor.rpc().supervisor.getProcessInfo(program)["statename"] not in STOPPED_STATES:
-        raise SandboxError(f"{program} of the sandbox in {sandbox_dir} did not stop within {timeout} s; nothing was wiped")
-    for port in (spec.port, *get_provider(spec.provider).extra_ports):
-        probes.wait_for(lambda p=port: _port_free(spec.ip, p), f"the port {spec.ip}:{port} of the stopped {program}", deadline)
-    data_dir = Path(spec.data_dir)
-    wiped = sorted(path.name for path in data_dir.iterdir()) if data_dir.is_dir() else []
-    shutil.rmtree(data_dir, ignore_errors=True)
-    data_dir.mkdir(parents=True)
-    supervisor.rpc().supervisor.startProcess(program, False)
+    cluster_dir = sandbox_dir / "clusters" / cluster
+    brokers = state["clusters"][cluster].get("brokers") or [{}]  # a state.json older than multi-broker clusters: one broker
+    specs = [broker.read_spec(cluster_dir, k) for k in range(len(brokers))]
+    programs = [entry.get("program", broker.program_name(cluster, k)) for k, entry in enumerate(brokers)]
+    zookeeper = f"{cluster}-zookeeper" if specs[0].zookeeper else None
+    before = supervisor.rpc().supervisor.getProcessInfo(programs[0])["pid"] or None
+    _stop_and_wait(supervisor, programs, timeout)
+    if zookeeper:  # the cluster's metadata (topics, configs) lives there: it goes with the brokers' data
+        _stop_and_wait(supervisor, [zookeeper], timeout)
+    for program in programs + [zookeeper] * bool(zookeeper):
+        if supervisor.rpc().supervisor.getProcessInfo(program)["statename"] not in STOPPED_STATES:
+            raise SandboxError(f"{program} of the sandbox in {sandbox_dir} did not stop within {timeout} s; nothing was wiped")
+    for spec in specs:
+        for port in (spec.port, *get_provider(spec.provider).extra_ports):
+            probes.wait_for(lambda p=port, s=spec: _port_free(s.ip, p), f"the port {spec.ip}:{port} of the stopped {cluster} broker", deadline)
+    wiped = []
+    data_dirs = [Path(spec.data_dir) for spec in specs] + ([cluster_dir / "zookeeper"] if zookeeper else [])
+    for data_dir in data_dirs:
+        wiped += sorted(path.name for path in data_dir.iterdir()) if data_dir.is_dir() else []
+        shutil.rmtree(data_dir, ignore_errors=True)
+        data_dir.mkdir(parents=True)
+    for program in [zookeeper] * bool(zookeeper) + programs:
+        supervisor.rpc().supervisor.startProcess(program, False)
     try:
-        probes.wait_for(lambda: probes.kafka_metadata(spec.ip, spec.port), f"the rebuilt {cluster} broker on {spec.ip}:{spec.port}", deadline,
-                        alive=lambda: _program_failure(supervisor, program))
-        probes.wait_for(lambda: _running(supervisor, program), f"supervisord's RUNNING state for {program}", deadline,
-                        alive=lambda: _program_failure(supervisor, program))
+        for spec, program in zip(specs, programs):
+            probes.wait_for(lambda s=spec: probes.kafka_metadata(s.ip, s.port), f"the rebuilt {cluster} broker on {spec.ip}:{spec.port}", deadline,
+                            alive=lambda p=program: _program_failure(supervisor, p))
+            probes.wait_for(lambda p=program: _running(supervisor, p), f"supervisord's RUNNING state for {program}", deadline,
+                            alive=lambda p=program: _program_failure(supervisor, p))
+        if len(specs) > 1:
+            probes.wait_for(lambda: probes.broker_count_at_least(specs[0].ip, specs[0].port, len(specs)), f"the rebuilt {cluster}'s brokers", deadline)
     except probes.ProbeError as exc:
         raise SandboxError(f"the rebuilt {cluster} broker of the sandbox in {sandbox_dir} did not come up: {exc}") from exc
-    pid = supervisor.rpc().supervisor.getProcessInfo(program)["pid"]
-    state["processes"][program] = pid
+    for program in programs + [zookeeper] * bool(zookeeper):
+        state["processes"][program] = supervisor.rpc().supervisor.getProcessInfo(program)["pid"]
     _write_json(_state_path(sandbox_dir), state)
-    return {"dir": str(sandbox_dir), "cluster": cluster, "program": program, "pid_before": before, "pid": pid, "data_dir": str(data_dir),
-            "wiped": wiped, "bootstrap_servers": state["clusters"][cluster]["bootstrap_servers"], "seconds": round(time.monotonic() - started, 2)}
+    return {"dir": str(sandbox_dir), "cluster": cluster, "program": programs[0], "pid_before": before, "pid": state["processes"][programs[0]],
+            "data_dir": str(specs[0].data_dir), "wiped": wiped, "bootstrap_servers": state["clusters"][cluster]["bootstrap_servers"],
+            "seconds": round(time.monotonic() - started, 2)}
 
 
 def _port_free(host: str, port: int) -> None:

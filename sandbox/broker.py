@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -21,24 +22,38 @@ from sandbox.providers import BrokerSpec, ProviderUnavailable, get_provider
 SPEC_FILE = "broker.json"
 
 
+def spec_file(broker_id: int) -> str:
+    """broker.json for the first broker (the only one with the noida and tansu providers), broker-<id>.json after it."""
+    return SPEC_FILE if broker_id == 0 else f"broker-{broker_id}.json"
+
+
+def program_name(alias: str, broker_id: int) -> str:
+    """supervisord's name for a broker: <alias>-broker for the first, <alias>-broker-<id> for the others."""
+    return f"{alias}-broker" if broker_id == 0 else f"{alias}-broker-{broker_id}"
+
+
+def data_dir(cluster_dir: Path, broker_id: int) -> Path:
+    return cluster_dir / ("data" if broker_id == 0 else f"data-{broker_id}")
+
+
 def write_spec(cluster_dir: Path, spec: BrokerSpec) -> None:
-    (cluster_dir / SPEC_FILE).write_text(json.dumps(spec.to_dict(), indent=2) + "\n")
+    (cluster_dir / spec_file(spec.broker_id)).write_text(json.dumps(spec.to_dict(), indent=2) + "\n")
 
 
-def read_spec(cluster_dir: Path) -> BrokerSpec:
-    path = cluster_dir / SPEC_FILE
+def read_spec(cluster_dir: Path, broker_id: int = 0) -> BrokerSpec:
+    path = cluster_dir / spec_file(broker_id)
     if not path.exists():
         raise FileNotFoundError(f"{path} is missing: run `python -m sandbox up` to create the sandbox")
     return BrokerSpec(**json.loads(path.read_text()))
 
 
-def command_for(cluster_dir: Path) -> tuple:
-    spec = read_spec(cluster_dir)
+def command_for(cluster_dir: Path, broker_id: int = 0) -> tuple:
+    spec = read_spec(cluster_dir, broker_id)
     config = broker_config.load(cluster_dir)
     provider = get_provider(spec.provider)
     argv, env = provider.broker_command(spec, config)
     advertised = spec.advertised_host(config) if provider.advertises_hostname else spec.ip
-    print(f"sandbox.broker: {spec.provider} broker of {spec.alias} on {spec.ip}:{spec.port}, advertising {advertised}, "
+    print(f"sandbox.broker: {spec.provider} broker {spec.broker_id} of {spec.alias} on {spec.ip}:{spec.port}, advertising {advertised}, "
           f"auto.create.topics.enable={str(config.auto_create_topics).lower()}", flush=True)
     return argv, env
 
@@ -46,10 +61,11 @@ def command_for(cluster_dir: Path) -> tuple:
 def main(argv: list | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m sandbox.broker", description=__doc__.splitlines()[0])
     parser.add_argument("--cluster-dir", required=True, type=Path, help="clusters/<alias> under the sandbox dir")
+    parser.add_argument("--broker-id", type=int, default=0, help="which of the cluster's brokers (default: the first, 0)")
     args = parser.parse_args(argv)
     try:
-        command, extra_env = command_for(args.cluster_dir.resolve())
-    except (FileNotFoundError, ValueError, ProviderUnavailable) as exc:
+        command, extra_env = command_for(args.cluster_dir.resolve(), args.broker_id)
+    except (FileNotFoundError, ValueError, ProviderUnavailable, subprocess.CalledProcessError) as exc:
         print(f"sandbox.broker: cannot start the broker for {args.cluster_dir}: {exc}", file=sys.stderr)
         return 2
     os.execve(command[0], command, {**os.environ, **extra_env})

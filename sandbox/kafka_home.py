@@ -8,10 +8,11 @@ node's upper dir). With the noida and tansu providers it holds the MirrorMaker 2
 home claims to be (`up --kafka-version`; "2.4.1" is HDInsight 5.0). The stand-in runs as the service
 user, who cannot read this checkout or the project's virtualenv (under 0700 directories in CI), so it
 runs on the node's system Python with a copy of what it imports in `sandbox-stand-in/`. With the
-apache provider the node's init bind-mounts $KAFKA_HOME there instead and real MirrorMaker 2 runs.
+apache provider the node's init bind-mounts the Kafka home of the MirrorMaker release (sandbox/kafka_dist.py) there
+instead and real MirrorMaker runs.
 
 local node mode: DIR/kafka_home, whose script runs the stand-in as the mirrormaker node through the
-node's python wrapper (or a link to $KAFKA_HOME with the apache provider).
+node's python wrapper (or a link to the release's Kafka home with the apache provider).
 """
 from __future__ import annotations
 
@@ -46,14 +47,14 @@ exec {python} -m sandbox.mm2 "$@"
 """
 
 
-def write_kafka_home(sandbox_dir: Path, provider: Provider, repo: Path, mirrormaker_node: dict) -> Path:
+def write_kafka_home(sandbox_dir: Path, provider: Provider, repo: Path, mirrormaker_node: dict, version: str) -> Path:
     """local node mode: DIR/kafka_home."""
     link = sandbox_dir / "kafka_home"
-    real_home = provider.kafka_home(sandbox_dir)
+    real_home = provider.kafka_home(sandbox_dir, version)
     if real_home != link:
         if link.is_symlink() or link.exists():
             if not link.is_symlink():
-                raise FileExistsError(f"{link} exists and is not a link: remove it to use the {provider.name} provider's KAFKA_HOME={real_home}")
+                raise FileExistsError(f"{link} exists and is not a link: remove it to use the {provider.name} provider's Kafka home {real_home}")
             link.unlink()
         link.symlink_to(real_home.resolve(), target_is_directory=True)
         return link
@@ -88,7 +89,7 @@ def write_node_kafka_home(upper: Path, provider: Provider, sandbox_dir: Path, re
     """ssh node mode: fill the node's Kafka home in its upper dir (the node is down); return the bind mount for a
     real distribution ({"source", "target"}) or None."""
     home = _mkdirs(upper, KAFKA_HOME_ON_NODE)
-    real_home = provider.kafka_home(sandbox_dir)
+    real_home = provider.kafka_home(sandbox_dir, version)
     if real_home != sandbox_dir / "kafka_home":  # apache: the init mounts it over this (empty) directory
         for child in home.iterdir():
             shutil.rmtree(child) if child.is_dir() else child.unlink()

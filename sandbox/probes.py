@@ -70,6 +70,14 @@ def kafka_metadata(host: str, port: int, timeout: float = 2.0) -> list:
     return brokers
 
 
+def broker_count_at_least(host: str, port: int, count: int) -> list:
+    """The brokers the broker at host:port advertises, once there are at least `count` (raises ProbeError before)."""
+    brokers = kafka_metadata(host, port)
+    if len(brokers) < count:
+        raise ProbeError(f"{host}:{port} knows {len(brokers)} of {count} brokers")
+    return brokers
+
+
 def http_answers(host: str, port: int, path: str = "/api/v1/clusters", timeout: float = 2.0) -> int:
     """The HTTP status of a GET (any status counts as answering: the emulator wants auth)."""
     conn = http.client.HTTPConnection(host, port, timeout=timeout)

@@ -11,11 +11,13 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
+import shutil
 import subprocess
 from dataclasses import asdict, dataclass
 from importlib import resources
 from pathlib import Path
 
+from sandbox import kafka_dist
 from sandbox.broker_config import BrokerConfig
 
 CONTROLLER_PORT = 9093  # apache KRaft controller listener, on the same loopback address as the broker
@@ -37,6 +39,10 @@ class BrokerSpec:
     port: int
     data_dir: str
     log_dir: str
+    broker_id: int = 0
+    release: str = ""  # apache: the Kafka release this broker runs
+    zookeeper: str = ""  # apache, ZooKeeper mode: host:port of the cluster's ZooKeeper
+    quorum: str = ""  # apache, KRaft: controller.quorum.voters
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -49,6 +55,7 @@ class Provider:
     name = ""
     advertises_hostname = True
     extra_ports = ()
+    brokers_per_cluster = 1
 
     def check(self) -> None:
         """Raise ProviderUnavailable with what to install or set when the broker cannot run."""
@@ -57,8 +64,11 @@ class Provider:
         """(argv, extra environment) for the broker; argv[0] is an absolute path, exec'd directly."""
         raise NotImplementedError
 
-    def kafka_home(self, sandbox_dir: Path) -> Path:
+    def kafka_home(self, sandbox_dir: Path, release: str = "") -> Path:
         return sandbox_dir / "kafka_home"
+
+    def uses_zookeeper(self, release: str) -> bool:
+        return False
 
 
 class NoidaProvider(Provider):
@@ -121,31 +131,52 @@ class TansuProvider(Provider):
 
 
 class ApacheProvider(Provider):
-    """A real Kafka (KRaft, one combined broker+controller node per cluster) from $KAFKA_HOME."""
+    """Real Apache Kafka from the homes sandbox/kafka_dist.py assembles from Maven Central, HDInsight-shaped: three brokers
+    per cluster; ZooKeeper mode for the releases HDInsight runs (2.4.1, 3.2.0), KRaft (combined broker and controller on
+    every broker node) for 3.9 and 4.x."""
 
     name = "apache"
-    extra_ports = (CONTROLLER_PORT,)
+    brokers_per_cluster = 3
+    # Quirk of the lab, not of Kafka: the brokers run on this machine, whose /etc/hosts does not know the lab's FQDNs, so
+    # brokers reach each other (replication, the ZooKeeper controller's requests, KRaft's quorum) on listeners advertised
+    # by IP. Clients only ever see the PLAINTEXT listener, advertised as Ambari's kafka-env says (FQDN or IP).
+    INTERNAL_PORT = 9094
+    extra_ports = (INTERNAL_PORT, CONTROLLER_PORT)
     # The sandbox owns these: it binds only the broker node's loopback address (Ambari's stock
     # listeners=PLAINTEXT://0.0.0.0:9092 would bind every interface of this machine).
     _SANDBOX_KEYS = ("listeners", "advertised.listeners", "log.dirs", "node.id", "broker.id", "process.roles",
                      "controller.quorum.voters", "controller.listener.names", "listener.security.protocol.map",
-                     "inter.broker.listener.name", "zookeeper.connect")
-
-    def __init__(self, home: str | None = None):
-        self.home = Path(home or os.environ.get("KAFKA_HOME", ""))
-
-    def script(self, name: str) -> Path:
-        return self.home / "bin" / name
+                     "inter.broker.listener.name", "security.inter.broker.protocol", "zookeeper.connect",
+                     # Quirk of the lab: HDInsight's brokers have Ambari's metrics sink jar on their class path; a broker
+                     # asked to load a reporter class it lacks does not start.
+                     "kafka.metrics.reporters")
+    # Broker settings of the lab's machine (2 cores shared by up to six brokers), not of HDInsight: fewer threads.
+    _LAB_KEYS = {"num.network.threads": "2", "num.io.threads": "2", "num.replica.fetchers": "1", "background.threads": "2",
+                 "group.initial.rebalance.delay.ms": "0", "log.cleaner.dedupe.buffer.size": "8388608"}
+    # The lab's JVMs: the client compiler and the serial collector (sandbox/jvm.py says why), small heaps.
+    JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Djava.awt.headless=true"
+    BROKER_HEAP = "-Xms192m -Xmx320m"
+    ZOOKEEPER_HEAP = "-Xms32m -Xmx96m"
 
     def check(self) -> None:
-        if not str(self.home) or str(self.home) == ".":
-            raise ProviderUnavailable("provider apache needs KAFKA_HOME pointing at an Apache Kafka distribution (3.3+ for KRaft)")
-        for name in ("kafka-server-start.sh", "kafka-storage.sh", "connect-mirror-maker.sh"):
-            if not self.script(name).is_file():
-                raise ProviderUnavailable(f"KAFKA_HOME={self.home} has no bin/{name}: point KAFKA_HOME at an unpacked Apache Kafka distribution")
+        if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+            raise ProviderUnavailable("provider apache needs Java 17 (Debian: apt-get install openjdk-17-jre-headless)")
+        if shutil.which("mvn") is None:
+            raise ProviderUnavailable("provider apache assembles Kafka from Maven Central and needs Apache Maven (Debian: apt-get install maven)")
 
-    def kafka_home(self, sandbox_dir: Path) -> Path:
-        return self.home
+    @staticmethod
+    def home(release: str) -> Path:
+        try:
+            return kafka_dist.ensure_home(release)
+        except kafka_dist.KafkaHomeError as exc:
+            raise ProviderUnavailable(str(exc)) from exc
+
+    def kafka_home(self, sandbox_dir: Path, release: str = "") -> Path:
+        return self.home(release)
+
+    @staticmethod
+    def uses_zookeeper(release: str) -> bool:
+        return kafka_dist.release(release).metadata == "zookeeper"
 
     @staticmethod
     def cluster_id(cluster_name: str) -> str:
@@ -153,37 +184,54 @@ class ApacheProvider(Provider):
         return base64.urlsafe_b64encode(hashlib.md5(cluster_name.encode()).digest()).decode().rstrip("=")
 
     def server_properties(self, spec: BrokerSpec, config: BrokerConfig) -> str:
+        client = f"PLAINTEXT://{spec.ip}:{spec.port}"
+        internal = f"INTERNAL://{spec.ip}:{self.INTERNAL_PORT}"
         props = {
-            "process.roles": "broker,controller",
-            "node.id": "1",
-            "controller.quorum.voters": f"1@{spec.ip}:{CONTROLLER_PORT}",
-            "listeners": f"PLAINTEXT://{spec.ip}:{spec.port},CONTROLLER://{spec.ip}:{CONTROLLER_PORT}",
-            "advertised.listeners": f"PLAINTEXT://{spec.advertised_host(config)}:{spec.port}",
-            "controller.listener.names": "CONTROLLER",
-            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
-            "inter.broker.listener.name": "PLAINTEXT",
+            "broker.id": str(spec.broker_id),
+            "listeners": f"{client},{internal}",
+            "advertised.listeners": f"PLAINTEXT://{spec.advertised_host(config)}:{spec.port},{internal}",
+            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,INTERNAL:PLAINTEXT,CONTROLLER:PLAINTEXT",
+            "inter.broker.listener.name": "INTERNAL",
             "log.dirs": spec.data_dir,
-            "offsets.topic.replication.factor": "1",
-            "transaction.state.log.replication.factor": "1",
-            "transaction.state.log.min.isr": "1",
-            "group.initial.rebalance.delay.ms": "0",
         }
+        if spec.zookeeper:
+            props["zookeeper.connect"] = spec.zookeeper
+        else:
+            props.update({
+                "process.roles": "broker,controller",
+                "node.id": str(spec.broker_id),
+                "controller.quorum.voters": spec.quorum,
+                "controller.listener.names": "CONTROLLER",
+                "listeners": f"{client},{internal},CONTROLLER://{spec.ip}:{CONTROLLER_PORT}",
+            })
+            del props["broker.id"]
+        props.update(self._LAB_KEYS)
         props.update({k: v for k, v in config.properties.items() if k not in self._SANDBOX_KEYS})
         return "".join(f"{k}={v}\n" for k, v in props.items())
 
     def broker_command(self, spec: BrokerSpec, config: BrokerConfig) -> tuple:
-        self.check()
-        properties = Path(spec.data_dir).parent / "server.properties"
-        properties.parent.mkdir(parents=True, exist_ok=True)
+        home = self.home(spec.release)
+        properties = Path(spec.data_dir).parent / f"server-{spec.broker_id}.properties"
         properties.write_text(self.server_properties(spec, config))
-        if not (Path(spec.data_dir) / "meta.properties").exists():
-            subprocess.run([str(self.script("kafka-storage.sh")), "format", "--ignore-formatted", "-t", self.cluster_id(spec.cluster_name),
-                            "-c", str(properties)], check=True, env=self._env(spec))
-        return [str(self.script("kafka-server-start.sh")), str(properties)], self._env(spec)
+        env = self._env(spec, self.BROKER_HEAP)
+        if not spec.zookeeper and not (Path(spec.data_dir) / "meta.properties").exists():
+            subprocess.run([str(home / "bin" / "kafka-storage.sh"), "format", "--ignore-formatted", "-t", self.cluster_id(spec.cluster_name),
+                            "-c", str(properties)], check=True, env={**os.environ, **env}, stdout=subprocess.DEVNULL)
+        return [str(home / "bin" / "kafka-server-start.sh"), str(properties)], env
 
-    @staticmethod
-    def _env(spec: BrokerSpec) -> dict:
-        return {"LOG_DIR": spec.log_dir, "KAFKA_HEAP_OPTS": os.environ.get("KAFKA_HEAP_OPTS", "-Xms256m -Xmx512m")}
+    def zookeeper_command(self, spec: BrokerSpec) -> tuple:
+        """One ZooKeeper server per cluster, on zk0's address (HDInsight runs three; one keeps the lab's memory down and
+        changes nothing a client or broker sees)."""
+        host, _sep, port = spec.zookeeper.partition(":")
+        data = Path(spec.data_dir).parent / "zookeeper"
+        data.mkdir(parents=True, exist_ok=True)
+        properties = data.parent / "zookeeper.properties"
+        properties.write_text(f"dataDir={data}\nclientPortAddress={host}\nclientPort={port}\nmaxClientCnxns=0\n"
+                              "admin.enableServer=false\n4lw.commands.whitelist=ruok,srvr\n")
+        return [str(self.home(spec.release) / "bin" / "zookeeper-server-start.sh"), str(properties)], self._env(spec, self.ZOOKEEPER_HEAP)
+
+    def _env(self, spec: BrokerSpec, heap: str) -> dict:
+        return {"LOG_DIR": spec.log_dir, "KAFKA_HEAP_OPTS": heap, "KAFKA_JVM_PERFORMANCE_OPTS": self.JVM_OPTIONS}
 
 
 PROVIDERS = {"noida": NoidaProvider, "tansu": TansuProvider, "apache": ApacheProvider}

@@ -30,6 +30,8 @@ class Program:
     environment: dict = field(default_factory=dict)
     # Off by default so a crash stays visible in `status` instead of being papered over by a restart.
     autorestart: bool = False
+    # A real broker's controlled shutdown moves its partition leaderships first: SIGKILL after 10 s would cut it short.
+    stopwaitsecs: int = 10
 
     def render(self, log_dir: Path) -> str:
         lines = [
@@ -41,7 +43,7 @@ class Program:
             "startretries=0",
             "stopasgroup=true",
             "killasgroup=true",
-            "stopwaitsecs=10",
+            f"stopwaitsecs={self.stopwaitsecs}",
             "redirect_stderr=true",
             f"stdout_logfile={log_dir / (self.name + '.log')}",
             "stdout_logfile_maxbytes=10MB",

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 DNS_SUFFIX = "kafkaopsbx.internal.cloudapp.net"
 BROKER_PORT = 9092
+ZOOKEEPER_PORT = 2181
 AMBARI_PORT = 8080
 WORKER_COUNT = 3
 ZOOKEEPER_COUNT = 3
@@ -46,8 +47,14 @@ class Cluster:
 
     @property
     def broker_node(self) -> Node:
-        """The one node that runs a broker: no provider can form a multi-broker cluster."""
+        """The first broker node (wn0): the only one with the single-broker providers, the MirrorMaker node's own."""
         return self.workers[0]
+
+    def broker_nodes(self, count: int) -> list:
+        """The workers that run a broker: the first `count` (3 with real Kafka, as HDInsight's smallest clusters)."""
+        if not 1 <= count <= len(self.workers):
+            raise ValueError(f"{count} brokers per cluster: the topology has {len(self.workers)} workers")
+        return self.workers[:count]
 
     @property
     def bootstrap_servers(self) -> str:

@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 #
 # What `make demo` and `make test` need from the machine beyond Python, installed when missing.
-#   machine-setup.sh demo   Java 17+ (Spark), sshd + sudo + unshare (the sandbox's nodes are SSH hosts)
+#   machine-setup.sh demo   Java 17+ (Spark, Kafka), Maven (Kafka's jars), sshd + sudo + unshare (the sandbox's nodes are SSH hosts)
 #   machine-setup.sh test   the same, plus stunnel4 (the TLS listener of the connection tests) and
 #                           chromium-headless-shell (the validation report's layout test renders the page)
 #   machine-setup.sh bench  Java, plus kcat (bench/validation.py's dump + sort + diff pipeline)
@@ -24,6 +24,8 @@ root_only=()
 if [ "$(java_major)" -lt 17 ]; then
   missing+=(openjdk-17-jre-headless)
 fi
+# Maven fetches the Kafka releases the sandbox runs (sandbox/kafka_dist.py).
+command -v mvn >/dev/null 2>&1 || missing+=(maven)
 command -v unshare >/dev/null 2>&1 || missing+=(util-linux)
 command -v sshd >/dev/null 2>&1 || [ -x /usr/sbin/sshd ] || root_only+=(openssh-server)
 command -v sudo >/dev/null 2>&1 || root_only+=(sudo)

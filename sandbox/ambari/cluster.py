@@ -61,6 +61,9 @@ class Cluster:
         self.ambari_version = str(config.get("ambari_version", defaults.AMBARI_VERSION))
         self.broker_config_file = config.get("broker_config_file")
         self.restart_command = config.get("restart_command") or []
+        # A cluster of several brokers restarts each host's own broker (host_name -> argv); restart_command is the one
+        # broker of a single-broker cluster, whichever host a request names.
+        self.restart_commands = config.get("restart_commands") or {}
         self.state_file = Path(config["state_file"]) if config.get("state_file") else None
         self.lock = threading.RLock()
         self.state = self._load() or self._initial_state()

@@ -124,14 +124,20 @@ class RequestExecutor:
             tmp = path.with_suffix(".tmp")
             tmp.write_text(json.dumps(payload, indent=1, sort_keys=True))
             os.replace(tmp, path)
-        if not cluster.restart_command:
+        hosts = [task["host_name"] for task in request["tasks"] if task["role"] == "KAFKA_BROKER"]
+        commands = [cluster.restart_commands[host] for host in hosts if host in cluster.restart_commands]
+        if not commands and cluster.restart_command:
+            commands = [cluster.restart_command]
+        if not commands:
             return True, "config written; no restart_command configured", ""
-        try:
-            proc = subprocess.run(
-                cluster.restart_command, capture_output=True, text=True, timeout=RESTART_COMMAND_TIMEOUT_S, check=False,
-            )
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            return False, "", f"restart command {cluster.restart_command} could not run: {exc}"
-        if proc.returncode != 0:
-            return False, proc.stdout[-4000:], f"restart command exited {proc.returncode}: {proc.stderr[-4000:]}"
-        return True, proc.stdout[-4000:], proc.stderr[-4000:]
+        stdout, stderr = [], []
+        for command in commands:  # one host after another, as Ambari's tasks of one request on a real cluster
+            try:
+                proc = subprocess.run(command, capture_output=True, text=True, timeout=RESTART_COMMAND_TIMEOUT_S, check=False)
+            except (OSError, subprocess.TimeoutExpired) as exc:
+                return False, "".join(stdout)[-4000:], f"restart command {command} could not run: {exc}"
+            stdout.append(proc.stdout)
+            stderr.append(proc.stderr)
+            if proc.returncode != 0:
+                return False, "".join(stdout)[-4000:], f"restart command {command} exited {proc.returncode}: {proc.stderr[-4000:]}"
+        return True, "".join(stdout)[-4000:], "".join(stderr)[-4000:]

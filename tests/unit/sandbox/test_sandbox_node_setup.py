@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from sandbox import kafka_home, nodes, wheelhouse
+from sandbox import kafka_dist, kafka_home, nodes, wheelhouse
 from sandbox.providers import ApacheProvider, NoidaProvider
 from tests.support.checkout import REPO
 
@@ -88,14 +88,15 @@ def test_the_stand_in_copy_imports_on_the_system_python_alone(tmp_path):
     assert all(path.startswith(str(vendor)) for path in run.stdout.split())
 
 
-def test_apache_kafka_home_is_an_empty_mount_point_for_the_real_distribution(tmp_path):
+def test_apache_kafka_home_is_an_empty_mount_point_for_the_real_distribution(tmp_path, monkeypatch):
     real = tmp_path / "kafka"
+    monkeypatch.setattr(kafka_dist, "ensure_home", lambda version: real)
     (real / "bin").mkdir(parents=True)
     for name in ("kafka-server-start.sh", "kafka-storage.sh", "connect-mirror-maker.sh"):
         (real / "bin" / name).write_text("#!/bin/sh\n")
     upper = tmp_path / "upper"
     kafka_home.write_node_kafka_home(upper, NoidaProvider(), tmp_path, REPO, "3.9")
-    bind = kafka_home.write_node_kafka_home(upper, ApacheProvider(str(real)), tmp_path, REPO, "3.9")
+    bind = kafka_home.write_node_kafka_home(upper, ApacheProvider(), tmp_path, REPO, "3.2.0")
     assert bind == {"source": str(real.resolve()), "target": kafka_home.KAFKA_HOME_ON_NODE}
     assert not list((upper / kafka_home.KAFKA_HOME_ON_NODE.lstrip("/")).iterdir())
 
