@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 
 from sandbox.nodes import ssh_argv
 from tests.support.ansible_play import run_playbook, run_tasks
@@ -24,8 +25,14 @@ from tests.support.checkout import REPO
 pytestmark = pytest.mark.integration
 
 PINS_FILE = REPO / "roles" / "mirror_host" / "files" / "requirements.txt"
+# The sandbox's nodes run Python 3.11: the role picks requirements.txt. confluent-kafka is optional (a pip call of its own).
+OPTIONAL = ("confluent-kafka",)
 PIP_TASK = "kafkaops.mirror.mirror_host : Install " + ", ".join(
-    line.split("#")[0].strip() for line in PINS_FILE.read_text().splitlines() if line.split("#")[0].strip())
+    line.split("#")[0].strip() for line in PINS_FILE.read_text().splitlines()
+    if line.split("#")[0].strip() and line.split("==")[0].strip() not in OPTIONAL)
+OPTIONAL_TASK = "kafkaops.mirror.mirror_host : Install the optional " + ", ".join(
+    line.split("#")[0].strip() for line in PINS_FILE.read_text().splitlines() if line.split("==")[0].strip() in OPTIONAL)
+WARN_TASK = "kafkaops.mirror.mirror_host : Warn that an optional package did not install"
 # What the later plays see: the play after the role records the host's interpreter and the role's facts.
 REPORT_TASK = "what the later plays see"
 # On the node, beside (not at) the default path that playbooks on the same sandbox use.
@@ -191,3 +198,32 @@ def test_a_kafkaops_module_runs_with_the_virtualenv(host):
     assert not play.failed, play.stdout[-3000:]
     assert play.task("which python")["stdout"] == host.venv
     assert play.task("read the target cluster")["broker_count"] == 1
+
+
+def test_an_optional_package_that_does_not_install_leaves_a_working_virtualenv(host, tmp_path):
+    """confluent-kafka without a wheel for the host (here: a wheelhouse without it, as Ubuntu 18.04's glibc has none of
+    2.16.1) is a warning: the required pins are installed, the play goes on, and a second run changes nothing."""
+    wheels, venv = f"{VENV_ROOT}/wheels-without-confluent", f"{VENV_ROOT}/venv-without-confluent"
+    source = wheelhouse(host.inventory)
+    # As root: the wheelhouse is under the machine's root home, which only root can list.
+    host.ssh("sudo sh -c " + shlex.quote(f"mkdir -p {wheels} && cp {shlex.quote(source)}/*.whl {wheels}/ && rm -f {wheels}/confluent_kafka-*"))
+    assert "confluent_kafka" not in host.ssh(f"sudo ls {wheels}").stdout
+    environment = {"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": wheels}
+    first = host.run(tmp_path, mirror_host_venv=venv, mirror_host_pip_environment=environment)
+    assert not first.failed, first.stdout[-4000:]
+    assert first.task(PIP_TASK)["changed"]
+    warning = first.task(WARN_TASK)["msg"]
+    assert "confluent-kafka==" in warning and "did not install" in warning and "reads with kafka-python" in warning, warning
+    check = f"{venv}/bin/python -c 'import kafka, pyspark; import confluent_kafka'"
+    probe = host.ssh(check, check=False)
+    assert probe.returncode != 0 and "No module named 'confluent_kafka'" in probe.stderr, probe.stderr
+    assert host.ssh(f"{venv}/bin/python -c 'import kafka, pyspark'", check=False).returncode == 0
+    again = host.run(tmp_path, mirror_host_venv=venv, mirror_host_pip_environment=environment)
+    assert not again.failed and again.changed_count == 0, [t["task"] for t in again.tasks if t["result"].get("changed")]
+    assert "did not install" in again.task(WARN_TASK)["msg"]
+
+
+def wheelhouse(inventory: Path) -> str:
+    """The sandbox's wheelhouse, as its inventory hands it to the role."""
+    groups = yaml.safe_load(inventory.read_text())["all"]["children"]
+    return groups["mirrormaker"]["vars"]["mirror_host_pip_environment"]["PIP_FIND_LINKS"]
