@@ -29,6 +29,8 @@ from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.internal_reco
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.selection import MirrorFilter
 from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_topic_admin import existing_partitions
 from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_topic_report import last_stable_offsets, partition_offsets
+from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_catch_up import CATCHING_UP, classify
+from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_catch_up import sample as catch_up_sample
 from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_records import Checkpoint, Heartbeat, OffsetSync
 from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_stale_state import SyncTrail, stale_state_findings
 from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_versions import FEATURES
@@ -243,32 +245,43 @@ class FlowStatus:
         }
 
 
-def unmet_conditions(status, wait_for, max_lag, max_heartbeat_age_s):
-    """What keeps the flow from being healthy, as messages (empty when healthy)."""
-    unmet = []
+def unmet_by_condition(status, wait_for, max_lag, max_heartbeat_age_s):
+    """What keeps the flow from being healthy, {kind: message} (empty when healthy). Kinds: heartbeats, offset_syncs (a
+    partition without an offset sync that does not lag), offset_syncs_backlog (only partitions that still lag have none), lag,
+    remote_topics."""
+    unmet = {}
     if "heartbeats" in wait_for:
         ages = [age for age in status["heartbeats"].values() if age is not None]
         if not ages:
-            unmet.append("no heartbeat from %s on the target yet" % status["flow"])
+            unmet["heartbeats"] = "no heartbeat from %s on the target yet" % status["flow"]
         elif min(ages) > max_heartbeat_age_s:
-            unmet.append("newest heartbeat is %.1f s old (limit %d s)" % (min(ages), max_heartbeat_age_s))
+            unmet["heartbeats"] = "newest heartbeat is %.1f s old (limit %d s)" % (min(ages), max_heartbeat_age_s)
     if "offset_syncs" in wait_for:
-        missing = ["%s-%d" % (p["topic"], p["partition"]) for p in status["partitions"] if p["has_records"] and not p["last_offset_sync"]]
+        missing = [p for p in status["partitions"] if p["has_records"] and not p["last_offset_sync"]]
         if missing:
-            unmet.append("no offset sync yet for %d partition(s) with records: %s" % (len(missing), ", ".join(missing[:10])))
+            kind = "offset_syncs_backlog" if all(p["lag"] > max_lag for p in missing) else "offset_syncs"
+            unmet[kind] = "no offset sync yet for %d partition(s) with records: %s" % (
+                len(missing), ", ".join("%s-%d" % (p["topic"], p["partition"]) for p in missing[:10]))
     if "lag" in wait_for:
         over = [p for p in status["partitions"] if p["lag"] > max_lag]
         if over:
             worst = max(over, key=lambda p: p["lag"])
-            unmet.append("%d partition(s) lag more than %d records (worst %s-%d: %d)" % (len(over), max_lag, worst["topic"], worst["partition"], worst["lag"]))
+            unmet["lag"] = "%d partition(s) lag more than %d records (worst %s-%d: %d)" % (len(over), max_lag, worst["topic"], worst["partition"], worst["lag"])
     missing_remote = [p for p in status["problems"] if "does not exist" in p]
     if missing_remote and "lag" in wait_for:
-        unmet.append(missing_remote[0] if len(missing_remote) == 1 else "%d remote topics do not exist yet" % len(missing_remote))
+        unmet["remote_topics"] = missing_remote[0] if len(missing_remote) == 1 else "%d remote topics do not exist yet" % len(missing_remote)
     return unmet
 
 
-def wait_until_healthy(read_status, wait_for, max_lag, max_heartbeat_age_s, timeout_s, interval_s, clock=time.monotonic, sleep=time.sleep):
-    """Poll read_status() until no condition is unmet or the timeout passes; returns (status, unmet, progress)."""
+def unmet_conditions(status, wait_for, max_lag, max_heartbeat_age_s):
+    """What keeps the flow from being healthy, as messages (empty when healthy)."""
+    return list(unmet_by_condition(status, wait_for, max_lag, max_heartbeat_age_s).values())
+
+
+def wait_until_healthy(read_status, wait_for, max_lag, max_heartbeat_age_s, timeout_s, interval_s, clock=time.monotonic, sleep=time.sleep,
+                       samples=None):
+    """Poll read_status() until no condition is unmet or the timeout passes; returns (status, unmet, progress). Each read's
+    mm2_catch_up.sample() is appended to `samples` when given."""
     start = clock()
     progress = []
     while True:
@@ -276,6 +289,8 @@ def wait_until_healthy(read_status, wait_for, max_lag, max_heartbeat_age_s, time
         unmet = unmet_conditions(status, wait_for, max_lag, max_heartbeat_age_s)
         elapsed = round(clock() - start, 1)
         progress.append({"elapsed_s": elapsed, "lag_total": status["lag_total"], "lag_max": status["lag_max"], "unmet": unmet})
+        if samples is not None:
+            samples.append(catch_up_sample(elapsed, status))
         if not unmet or elapsed >= timeout_s:
             return status, unmet, progress
         sleep(min(interval_s, max(0.0, timeout_s - elapsed)))
@@ -316,17 +331,23 @@ def run_status(params, connection_factory):
     params["source"] is validated by the module's argument spec (nested options, secrets no_log) like the target's options."""
     flow = flow_options(params)
     wait_for = params["wait_for"] if params["wait"] else []
+    samples = []
     with connection_factory(params["source"]) as source, connection_factory(params) as target:
         read = FlowStatus(source, target, flow).read
         if params["wait"]:
             status, unmet, progress = wait_until_healthy(read, wait_for, params["max_lag"], params["max_heartbeat_age"],
-                                                         params["timeout"], params["poll_interval"])
+                                                         params["timeout"], params["poll_interval"], samples=samples)
         else:
             status = read()
             unmet = unmet_conditions(status, CONDITIONS, params["max_lag"], params["max_heartbeat_age"])
             progress = []
-    result = dict(status, healthy=not unmet, unmet=unmet, progress=progress)
+    result = dict(status, healthy=not unmet, unmet=unmet, progress=progress, catch_up=None)
     if params["wait"] and unmet:
-        raise MirrorStatusError("flow %s not healthy after %d s: %s. Check the MirrorMaker 2 service and its log on this host."
-                                % (status["flow"], params["timeout"], "; ".join(unmet)), result)
+        catch_up = classify(samples, unmet_by_condition(status, wait_for, params["max_lag"], params["max_heartbeat_age"]), params["max_lag"])
+        result["catch_up"] = catch_up
+        if catch_up["verdict"] == CATCHING_UP and params.get("accept_catching_up"):
+            return result
+        raise MirrorStatusError("flow %s not healthy after %d s: %s. %s: %s. Check the MirrorMaker 2 service and its log on this host."
+                                % (status["flow"], params["timeout"], "; ".join(unmet),
+                                   "Replicating" if catch_up["verdict"] == CATCHING_UP else "Stuck", catch_up["reason"]), result)
     return result

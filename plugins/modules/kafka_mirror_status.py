@@ -113,6 +113,14 @@ options:
     description: Oldest acceptable heartbeat, in seconds.
     type: int
     default: 60
+  accept_catching_up:
+    description:
+      - With O(wait=true), a flow that misses only its lag limit at the O(timeout) but is replicating and catching up (records
+        reach the target and the lag falls over the second half of the wait, every lagging partition moved) does not fail the
+        module; RV(catch_up) has the estimate. A stuck flow fails either way, naming what does not move.
+      - For a first deployment in front of a backlog that no wait window can clear.
+    type: bool
+    default: false
   timeout:
     description: Seconds to wait with O(wait=true).
     type: int
@@ -239,6 +247,17 @@ stale_state:
       cluster: primary
       message: "mm2-offset-syncs.secondary.internal on primary holds offset syncs whose target offset is at or beyond the end ..."
       fix: "stop MirrorMaker 2, delete mm2-offset-syncs.secondary.internal on primary ..."
+catch_up:
+  description:
+    - With O(wait=true), when the wait ended with conditions unmet, whether the flow is replicating and catching up or stuck,
+      from the wait's reads (else null). C(verdict) is V(catching_up) or V(stuck); C(reason) says why (for V(stuck), what does
+      not move); C(copied_per_s) (records reaching the target) and C(net_catch_up_per_s) (lag fall) over the second half of the
+      wait; C(lag_total); C(eta_s) and C(eta), when the lag is gone at that rate (V(catching_up) only); C(stalled), lagging
+      partitions that copied nothing during the whole wait.
+  returned: always
+  type: dict
+  sample: {"verdict": "catching_up", "copied_per_s": 812.5, "net_catch_up_per_s": 790.0, "lag_total": 52000, "eta_s": 65.8,
+           "eta": "66 s", "stalled": [], "reason": "replicating and catching up: ..."}
 progress:
   description: One entry per poll, with C(elapsed_s), C(lag_total), C(lag_max) and C(unmet).
   returned: always
@@ -279,6 +298,7 @@ def argument_spec():
         max_heartbeat_age=dict(type="int", default=60),
         timeout=dict(type="int", default=300),
         poll_interval=dict(type="int", default=5),
+        accept_catching_up=dict(type="bool", default=False),
     )
     return spec
 
@@ -292,6 +312,8 @@ def main():
         module.fail_json(msg=str(exc), changed=False, **getattr(exc, "result", {}))
     for item in result["stale_state"]:
         module.warn(finding_text(item))
+    if result.get("catch_up"):
+        module.warn("flow %s is not within its lag limit yet, %s" % (result["flow"], result["catch_up"]["reason"]))
     module.exit_json(changed=False, **result)
 
 

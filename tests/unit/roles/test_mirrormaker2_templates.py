@@ -1,0 +1,122 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The mirrormaker2 role's service and logging templates: a unit systemd 237 (Ubuntu 18.04, HDInsight 5.x) accepts, and a
+rolling file appender in both logging systems. Rendered with plain Jinja2 and the few filters they use."""
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import shutil
+import subprocess
+
+import jinja2
+import pytest
+import yaml
+
+from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_logs import start_failure
+from tests.support.checkout import REPO
+
+ROLE = REPO / "roles" / "mirrormaker2"
+# [Unit]/[Service]/[Install] directives the unit may use: each exists in systemd 237 with the values rendered here
+# (systemd.unit(5), systemd.service(5), systemd.exec(5), systemd.kill(5) of v237).
+SYSTEMD_237 = {"Description", "Documentation", "After", "Wants", "Type", "User", "WorkingDirectory", "Environment", "ExecStart",
+               "StandardOutput", "StandardError", "SyslogIdentifier", "Restart", "RestartSec", "SuccessExitStatus", "TimeoutStopSec",
+               "LimitNOFILE", "WantedBy"}
+# StandardOutput/StandardError values of 237 (file: came in 236 but append: in 240; truncate: in 248).
+OUTPUT_237 = {"inherit", "null", "tty", "journal", "syslog", "kmsg", "journal+console", "syslog+console", "kmsg+console", "socket"}
+
+
+def render(name, **overrides):
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(ROLE / "templates")), undefined=jinja2.StrictUndefined,
+                             trim_blocks=True)
+    env.filters.update(quote=shlex.quote, to_json=json.dumps, zip=lambda a, *b: list(zip(a, *b)))
+    values = dict(yaml.safe_load((ROLE / "defaults" / "main.yml").read_text()))
+    values.update(ansible_managed="managed", mirrormaker2_config_dir="/etc/kafka-mirrormaker2", mirrormaker2_log_dir="/var/log/mm2",
+                  mirrormaker2_flows=[{"source": "a", "target": "b"}], _mirrormaker2_log_file="/var/log/mm2/kafka-mirrormaker2.log",
+                  _mirrormaker2_app_log_file="/var/log/mm2/mirrormaker.log",
+                  _mirrormaker2_environment={"KAFKA_HEAP_OPTS": "-Xmx1g", "KAFKA_LOG4J_OPTS": "-Dlog4j.configuration=file:/x"},
+                  _mirrormaker2_command=["/opt/kafka/bin/connect-mirror-maker.sh", "/etc/kafka-mirrormaker2/connect-mirror-maker.properties"])
+    values.update(overrides)
+    return env.get_template(name).render(**values)
+
+
+def directives(unit):
+    return [tuple(line.split("=", 1)) for line in unit.splitlines() if "=" in line and not line.startswith(("#", ";"))]
+
+
+def test_systemd_unit_uses_only_what_systemd_237_knows():
+    unit = render("mirrormaker2.service.j2")
+    used = directives(unit)
+    assert {name for name, _ in used} <= SYSTEMD_237, {name for name, _ in used} - SYSTEMD_237
+    outputs = {value for name, value in used if name in ("StandardOutput", "StandardError")}
+    assert outputs <= OUTPUT_237, outputs
+    assert "append:" not in unit and "file:" not in unit.split("[Service]")[1].split("Environment")[0]
+
+
+@pytest.mark.skipif(not shutil.which("systemd-analyze"), reason="systemd-analyze is not installed")
+def test_systemd_unit_passes_the_current_systemd(tmp_path):
+    script = tmp_path / "bin" / "connect-mirror-maker.sh"
+    script.parent.mkdir()
+    script.write_text("#!/bin/sh\nexit 0\n")
+    script.chmod(0o755)
+    unit = tmp_path / "kafka-mirrormaker2.service"
+    unit.write_text(render("mirrormaker2.service.j2", mirrormaker2_user="root", mirrormaker2_config_dir=str(tmp_path),
+                           _mirrormaker2_command=[str(script), str(tmp_path / "x.properties")]))
+    verify = subprocess.run(["systemd-analyze", "verify", str(unit)], capture_output=True, text=True, check=False)
+    problems = [line for line in verify.stderr.splitlines() if str(unit) in line or "kafka-mirrormaker2" in line]
+    assert verify.returncode == 0 and not problems, verify.stderr
+
+
+def test_log4j_1_rolls_the_file_with_the_role_variables():
+    text = render("log4j.properties.j2", mirrormaker2_log_max_file_size_mb=64, mirrormaker2_log_max_files=7)
+    props = dict(line.split("=", 1) for line in text.splitlines() if "=" in line and not line.startswith("#"))
+    assert props["log4j.rootLogger"] == "INFO, file"
+    assert props["log4j.appender.file"] == "org.apache.log4j.RollingFileAppender"
+    assert props["log4j.appender.file.File"] == "/var/log/mm2/mirrormaker.log"
+    assert props["log4j.appender.file.MaxFileSize"] == "64MB" and props["log4j.appender.file.MaxBackupIndex"] == "7"
+    assert "ConsoleAppender" not in text
+
+
+def test_log4j2_rolls_the_file_with_the_role_variables():
+    config = yaml.safe_load(render("log4j2.yaml.j2", mirrormaker2_log_max_file_size_mb=64, mirrormaker2_log_max_files=7))["Configuration"]
+    rolling = config["Appenders"]["RollingFile"]
+    assert rolling["fileName"] == "/var/log/mm2/mirrormaker.log" and rolling["filePattern"] == "/var/log/mm2/mirrormaker.log.%i"
+    assert rolling["Policies"]["SizeBasedTriggeringPolicy"]["size"] == "64 MB" and rolling["DefaultRolloverStrategy"]["max"] == 7
+    assert config["Loggers"]["Root"]["AppenderRef"] == [{"ref": "FILE"}] and "Console" not in config["Appenders"]
+
+
+def test_supervisor_keeps_the_console_apart_from_the_log():
+    text = render("supervisor-program.conf.j2", mirrormaker2_log_max_file_size_mb=64, mirrormaker2_log_max_files=7)
+    assert re.search(r"^stdout_logfile=/var/log/mm2/kafka-mirrormaker2.log$", text, re.M)
+    assert "stdout_logfile_maxbytes=64MB" in text and "stdout_logfile_backups=7" in text and "mirrormaker.log\n" not in text.split("; ")[0]
+
+
+@pytest.mark.parametrize("log, cause", [
+    ("Error: Could not find or load main class org.apache.kafka.connect.mirror.MirrorMaker", "lacks MirrorMaker's classes"),
+    ("[2024] ERROR Stopping due to error (org.apache.kafka.connect.mirror.MirrorMaker)\n"
+     "org.apache.kafka.common.errors.SaslAuthenticationException: Authentication failed during authentication", "refused MirrorMaker's login"),
+    ("java.net.UnknownHostException: wn0-kafkap.p50.internal.cloudapp.net", "does not resolve"),
+    ("Caused by: org.apache.kafka.common.errors.InvalidReplicationFactorException: Replication factor: 3 larger than available brokers: 1",
+     "replication factor is larger"),
+    ("java.lang.OutOfMemoryError: Java heap space", "ran out of heap"),
+    ("Exception in thread main java.lang.UnsupportedClassVersionError: has been compiled by a more recent version", "older than"),
+])
+def test_start_failure_names_the_likely_cause(log, cause):
+    found = start_failure("[2024] INFO starting\n" + log)
+    assert cause in found["cause"] and found["line"] and found["fix"]
+
+
+def test_start_failure_prefers_the_newest_known_line_and_says_when_nothing_is_known():
+    found = start_failure("java.net.UnknownHostException: old\nINFO recovered\njava.lang.OutOfMemoryError: Java heap space")
+    assert "heap" in found["cause"]
+    assert start_failure("")["cause"] == "MirrorMaker wrote nothing before it stopped"
+    assert start_failure("INFO a\nERROR something odd")["line"] == "ERROR something odd"
+
+
+def test_reports_default_to_the_users_home_never_beside_the_playbook():
+    defaults = (REPO / "roles" / "mirror_validation" / "defaults" / "main.yml").read_text()
+    specs = (REPO / "roles" / "mirror_validation" / "meta" / "argument_specs.yml").read_text()
+    line = next(line for line in defaults.splitlines() if line.startswith("mirror_validation_report_dir:"))
+    assert "playbook_dir" not in line and "~/kafkaops-mirror-reports" in line
+    assert "playbook_dir" not in specs.split("mirror_validation_report_dir:")[1].split("\n      mirror_validation_")[0].split("default:")[1]
