@@ -5,14 +5,19 @@ same data in the same run, peak memory of the JVM, the Python driver and the lar
 sizes, and a kcat dump + sort + diff pipeline for reference.
 
     .venv/bin/python -m bench.validation [--sizes 200000 1000000] [--partitions 8] [--net 50] [--subnet 5]
-        [--provider noida|tansu] [--baseline-rev GIT_REV]
+        [--provider noida|tansu|apache ...] [--release ALIAS=VERSION ...] [--dir SANDBOX_DIR] [--baseline-rev GIT_REV]
 
-Starts two single-broker clusters of the provider on 127.<net>.<subnet>.1 / 127.<net>.<subnet + 1>.1, writes N keyed records
-with headers per size to the primary, mirrors them to `primary.<topic>` on the secondary partition by partition, then
-measures, with the machine's highest 1-minute load average during the job. The brokers are stopped at the end.
+For noida and tansu it starts two single-broker clusters of the provider on 127.<net>.<subnet>.1 / 127.<net>.<subnet + 1>.1;
+for apache a sandbox of real Kafka (bench/apache_sandbox.py: three brokers per cluster on 127.<net>.<subnet>.10-12 and
+127.<net>.<subnet + 1>.10-12, HDInsight's replication factor 3 and min.insync.replicas 2, the sandbox's releases unless
+--release says otherwise, IP advertising applied through Ambari), or uses the running apache sandbox in --dir. Several
+providers run one after the other in one invocation, each on its own brokers, and print one table. Per provider and size
+it writes N keyed records with headers to the primary (replication factor 3 on apache, acks=all), mirrors them to
+`primary.<topic>` on the secondary partition by partition, then measures, with the machine's highest 1-minute load
+average during the job. The brokers are stopped at the end (a --dir sandbox is left running, its bench-* topics too).
 Executor memory depends on the broker: noida-db answers a fetch with the whole rest of the partition whatever its size
-limits, tansu keeps to them (docs/reference/test-brokers.md). Figures are printed and written as JSON to
-bench/results/validation-<provider>.json.
+limits, tansu and Apache Kafka keep to them (docs/reference/test-brokers.md). Figures are printed and written as JSON to
+bench/results/validation-<provider>[-<provider>...].json.
 With --baseline-rev, the job as it was at that git revision validates the same data in the same run, so the speed-up
 is a side-by-side ratio. The machine is shared: compare ratios of one run, not absolute times of different runs.
 """
@@ -33,6 +38,7 @@ from pathlib import Path
 from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from bench import apache_sandbox
 from sandbox.broker_config import BrokerConfig
 from sandbox.probes import kafka_metadata, wait_for
 from sandbox.providers import BrokerSpec, get_provider
@@ -44,17 +50,26 @@ RECEIVE_MAX_BYTES = 512 * 1024 * 1024
 CLIENT = {"receive.message.max.bytes": RECEIVE_MAX_BYTES, "fetch.max.bytes": RECEIVE_MAX_BYTES - 512}
 # Quirk (tansu 0.6.0): ListOffsets answers "last batch base offset + 1" for multi-record batches, and the job snapshots
 # end offsets with ListOffsets; one record per batch keeps tansu's end offsets right.
-PRODUCER_BATCH = {"noida": {"linger.ms": 50, "batch.num.messages": 10000}, "tansu": {"linger.ms": 5, "batch.num.messages": 1}}
+PRODUCER_BATCH = {"noida": {"linger.ms": 50, "batch.num.messages": 10000}, "tansu": {"linger.ms": 5, "batch.num.messages": 1},
+                  "apache": {"linger.ms": 50, "batch.num.messages": 10000}}
 # Quirk (tansu 0.6.0): in partitions of 25k-50k one-record batches (200k and 400k per side) a fetch went unanswered for over
 # 30 s, the job's default read timeout, while other work ran on this machine; noida keeps the default.
-READ_TIMEOUT_S = {"noida": 30, "tansu": 300}
+READ_TIMEOUT_S = {"noida": 30, "tansu": 300, "apache": 30}
+# HDInsight's stock settings on the apache sandbox: min.insync.replicas 2, so a topic of replication factor 1 refuses every
+# acks=all write (NOT_ENOUGH_REPLICAS); the bench's topics get the clusters' three replicas, as the mirrored topics would.
+REPLICATION = {"noida": 1, "tansu": 1, "apache": 3}
+# How busy (cores) the broker processes may be when a measurement starts: an idle cluster of real Kafka (six broker JVMs and
+# two ZooKeepers, or KRaft controllers) never drops to the 5 % one stand-in broker does.
+SETTLED_BUSY = {"noida": 0.05, "tansu": 0.05, "apache": 0.3}
 BROKER_PORT = 9092
 # The largest size per side a test broker holds here, and why (docs/reference/test-brokers.md).
 LARGEST = {"noida": "1M records per side: noida-db keeps every record in one JSON file (~800 MB at 1M x 100 B per topic pair) and"
                     " answers each fetch with everything to the log end (~110 MB replies); beyond that it runs out of memory and time",
            "tansu": "400k records per side: tansu's end offsets are wrong for multi-record batches, so this bench writes one record"
                     " per batch there; at 400k the job's one-partition-at-a-time reads slow down 10x against 100k, and at 1M a fetch"
-                    " from offset 0 got no answer in 30 s. It keeps to fetch size limits: use it for executor memory, noida for ratios"}
+                    " from offset 0 got no answer in 30 s. It keeps to fetch size limits: use it for executor memory, noida for ratios",
+           "apache": "1M records per side measured (docs/reference/test-brokers.md, \"Real Apache Kafka\"): three replicas on one machine"
+                     " triple the disk writes; the brokers keep to fetch size limits and their heap (320 MB each) does not grow with the topic"}
 
 
 @contextlib.contextmanager
@@ -126,9 +141,9 @@ def settle(broker_pids, span=2.0, busy=0.05, timeout=600):
     raise RuntimeError("the brokers stayed busy for %d s; nothing measured" % timeout)
 
 
-def create_topic(bootstrap, topic, partitions):
+def create_topic(bootstrap, topic, partitions, replication=1):
     admin = AdminClient({"bootstrap.servers": bootstrap})  # keep it alive until the futures resolve
-    for future in admin.create_topics([NewTopic(topic, partitions, 1)], operation_timeout=30).values():
+    for future in admin.create_topics([NewTopic(topic, partitions, replication)], operation_timeout=30).values():
         future.result()
 
 
@@ -168,10 +183,10 @@ def consume(bootstrap, topic, partitions, on_message=None):
     return count
 
 
-def mirror(source, target, topic, partitions, batching):
+def mirror(source, target, topic, partitions, batching, replication=1):
     """Copy every partition to primary.<topic> on the target, in order, keeping key, value, headers and timestamp."""
     remote = "primary." + topic
-    create_topic(target, remote, partitions)
+    create_topic(target, remote, partitions, replication)
     producer = Producer({"bootstrap.servers": target, "enable.idempotence": False, "max.in.flight.requests.per.connection": 1,
                          **batching})
 
@@ -291,26 +306,31 @@ def baseline_job(revision, work):
     return folder / "roles" / "mirror_validation" / "files" / "validate_mirror.py"
 
 
-def measure(source, target, size, partitions, work, provider, baseline, broker_pids, job_args=()):
+def measure(source, target, size, partitions, work, provider, baseline, broker_pids, job_args=(), releases=None):
     topic = "bench-%d" % size
-    create_topic(source, topic, partitions)
+    create_topic(source, topic, partitions, REPLICATION[provider])
+    started = time.monotonic()
     produce(source, topic, partitions, size, PRODUCER_BATCH[provider])
-    remote = mirror(source, target, topic, partitions, PRODUCER_BATCH[provider])
+    produce_s = time.monotonic() - started
+    remote = mirror(source, target, topic, partitions, PRODUCER_BATCH[provider], REPLICATION[provider])
+    mirror_s = time.monotonic() - started - produce_s
+    busy = SETTLED_BUSY[provider]
 
-    settle(broker_pids)
+    settle(broker_pids, busy=busy)
+    load_raw = os.getloadavg()[0]
     started = time.monotonic()
     raw = consume(source, topic, partitions) + consume(target, remote, partitions)
     raw_rate = raw / (time.monotonic() - started)
 
-    settle(broker_pids)
+    settle(broker_pids, busy=busy)
     wall, report, peaks = validate(source, target, topic, work, READ_TIMEOUT_S[provider], job_args=job_args)
-    settle(broker_pids)
+    settle(broker_pids, busy=busy)
     kcat_s, kcat_diff = kcat_pipeline(source, target, topic, remote, work)
     records = report["records_read"]
     compared = {}
     if baseline:
         revision, job = baseline
-        settle(broker_pids)
+        settle(broker_pids, busy=busy)
         base_wall, base_report, base_peaks = validate(source, target, topic, work, READ_TIMEOUT_S[provider], job, "baseline")
         compared = {"baseline_rev": revision, "baseline_passed": base_report["passed"], "baseline_job_rec_s": base_report["records_per_s"],
                     "baseline_ratio_job_vs_raw": round(base_report["records_per_s"] / raw_rate, 3),
@@ -321,8 +341,13 @@ def measure(source, target, size, partitions, work, provider, baseline, broker_p
                     "speedup_job_vs_baseline": round(report["records_per_s"] / max(base_report["records_per_s"], 1), 2)}
     return {
         "provider": provider,
+        "releases": releases,
         "records_per_side": size,
         "partitions": partitions,
+        "replication_factor": REPLICATION[provider],
+        "produce_rec_s": int(size / produce_s),
+        "mirror_copy_rec_s": int(size / mirror_s),
+        "load_1m_at_raw_read": round(load_raw, 2),
         "passed": report["passed"],
         "records_compared": records,
         "raw_consume_rec_s": int(raw_rate),
@@ -336,6 +361,7 @@ def measure(source, target, size, partitions, work, provider, baseline, broker_p
         "driver_python_peak_rss_mb_sampled": round(peaks["python_driver"], 1),
         "executor_python_peak_rss_mb": round(peaks["python_executor"], 1),
         "local_jvm_peak_rss_mb_driver_plus_executors": round(peaks["jvm"], 1),
+        "broker_processes_peak_rss_mb": round(sum(peak_rss_mb(pid) for pid in set(broker_pids).union(*map(descendants, broker_pids))), 1),
         "load_1m_max_during_job": round(peaks["load_1m"], 2),
         "kcat_dump_sort_diff_s": round(kcat_s, 1) if kcat_s else None,
         "ratio_wall_vs_kcat": round(wall / kcat_s, 2) if kcat_s else None,
@@ -353,34 +379,55 @@ def main():
     parser.add_argument("--partitions", type=int, default=8)
     parser.add_argument("--net", type=int, default=int(os.environ.get("SANDBOX_NET", "50")))
     parser.add_argument("--subnet", type=int, default=5, help="third octet of the primary (secondary: +1)")
-    parser.add_argument("--provider", choices=sorted(PRODUCER_BATCH), default="noida")
+    parser.add_argument("--provider", choices=sorted(PRODUCER_BATCH), nargs="+", default=["noida"],
+                        help="one or more; each runs on brokers of its own, one after the other, into one table")
+    parser.add_argument("--release", action="append", default=[], metavar="ALIAS=VERSION",
+                        help="apache: a cluster's Kafka release (primary, secondary), repeatable; default: the sandbox's")
+    parser.add_argument("--dir", help="apache: use the running apache sandbox in this directory instead of starting one (left running)")
     parser.add_argument("--baseline-rev", help="also run the job as it was at this git revision, on the same data")
     parser.add_argument("--window-records", type=int,
                         help="the job's window (default: the job's own); a small one shows executor memory once partitions outgrow it")
     args = parser.parse_args()
+    releases = apache_sandbox.parse_releases(args.release)
     job_args = ("--window-records", str(args.window_records)) if args.window_records is not None else ()
     results = []
     with tempfile.TemporaryDirectory(prefix="bench-validation-") as tmp:
         work = Path(tmp)
         baseline = (args.baseline_rev, baseline_job(args.baseline_rev, work)) if args.baseline_rev else None
-        with brokers(args.provider, args.net, args.subnet, work) as ((source, target), broker_pids):
-            for size in args.sizes:
-                results.append(measure(source, target, size, args.partitions, work, args.provider, baseline, broker_pids, job_args))
-                print(json.dumps(results[-1]), flush=True)
+        for provider in args.provider:
+            with provider_clusters(provider, args, releases, work) as ((source, target), broker_pids, running):
+                for size in args.sizes:
+                    results.append(measure(source, target, size, args.partitions, work, provider, baseline, broker_pids, job_args, running))
+                    print(json.dumps(results[-1]), flush=True)
     out = REPO / "bench" / "results"
     out.mkdir(parents=True, exist_ok=True)
-    (out / ("validation-%s.json" % args.provider)).write_text(json.dumps(results, indent=2))
+    (out / ("validation-%s.json" % "-".join(args.provider))).write_text(json.dumps(results, indent=2))
     print_table(results, args.provider)
 
 
-def print_table(results, provider):
-    columns = [("records", "records_per_side", "%d"), ("raw rec/s", "raw_consume_rec_s", "%d"), ("job rec/s", "validator_job_rec_s", "%d"),
+@contextlib.contextmanager
+def provider_clusters(provider, args, releases, work):
+    """((primary, secondary) bootstrap servers, PIDs of the broker processes, {alias: Kafka release} or None) of `provider`."""
+    if provider != "apache":  # --release and --dir are the apache provider's
+        with brokers(provider, args.net, args.subnet, work / provider) as (bootstraps, pids):
+            yield bootstraps, pids, None
+        return
+    with apache_sandbox.clusters(work, args.net, args.subnet, releases, args.dir) as (state, pids):
+        clusters = state["clusters"]
+        yield ((clusters["primary"]["bootstrap_servers"], clusters["secondary"]["bootstrap_servers"]), pids,
+               {alias: cluster.get("release") for alias, cluster in clusters.items()})
+
+
+def print_table(results, providers):
+    columns = [("provider", "provider", "%s"), ("records", "records_per_side", "%d"), ("raw rec/s", "raw_consume_rec_s", "%d"),
+               ("job rec/s", "validator_job_rec_s", "%d"),
                ("ratio", "ratio_job_vs_raw", "%.3f"), ("base ratio", "baseline_ratio_job_vs_raw", "%.3f"),
                ("wall s", "validator_wall_s_with_jvm_start", "%.1f"), ("base wall s", "baseline_wall_s_with_jvm_start", "%.1f"),
                ("dump+sort+diff s", "kcat_dump_sort_diff_s", "%.1f"), ("wall/dump", "ratio_wall_vs_kcat", "%.2f"),
                ("base wall/dump", "baseline_ratio_wall_vs_kcat", "%.2f"), ("drv py MB", "driver_python_peak_rss_mb", "%.1f"),
                ("exec py MB", "executor_python_peak_rss_mb", "%.1f"), ("base exec py MB", "baseline_executor_python_peak_rss_mb", "%.1f"),
                ("JVM MB", "local_jvm_peak_rss_mb_driver_plus_executors", "%.1f"), ("same report", "baseline_same_report", "%s"),
+               ("broker MB", "broker_processes_peak_rss_mb", "%.0f"), ("load raw", "load_1m_at_raw_read", "%.2f"),
                ("load", "load_1m_max_during_job", "%.2f")]
     cells = [[title for title, _key, _form in columns]]
     for row in results:
@@ -389,7 +436,8 @@ def print_table(results, provider):
     print()
     for line in cells:
         print("  ".join(cell.rjust(width) for cell, width in zip(line, widths)))
-    print("largest size on %s: %s" % (provider, LARGEST[provider]))
+    for provider in providers:
+        print("largest size on %s: %s" % (provider, LARGEST[provider]))
 
 
 if __name__ == "__main__":
