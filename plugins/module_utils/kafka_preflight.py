@@ -167,7 +167,9 @@ def evaluate(facts, expectations):
         findings.append(finding("error", "bootstrap", alias, f"cluster {alias}: no metadata from {', '.join(facts['bootstrap_servers'])} "
                                                              f"(from {facts['probed_from']}): {facts['bootstrap_error']}",
                                 "check kafka_bootstrap_servers, that the brokers run and that the port is open from the MirrorMaker host; "
-                                "names of the other cluster's nodes resolve there only after role kafkaops.mirror.hosts_sync"))
+                                "names of the other cluster's nodes resolve there only after role kafkaops.mirror.hosts_sync (the preflight "
+                                "role reaches them before it, at the addresses hosts_sync is about to write, with "
+                                "preflight_resolve_through_hosts_sync: true, as playbooks/mirror.yml and preflight.yml set it)"))
         return findings
     for broker in facts["brokers"]:
         if broker["problem"]:
