@@ -1,0 +1,124 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The node_python role on a node whose only Python is too old for ansible-core (HDInsight 5.x: Ubuntu 18.04's 3.6.9).
+
+Sandbox quirk, handled here: the sandbox's nodes run Debian 12, whose /usr/bin/python3 is 3.11. A 3.6-only node is played
+by the MirrorMaker node with its inventory interpreter pointed at a wrapper that answers the version probe with 3.6 and
+refuses everything else, as a 3.6 refuses our modules (`from __future__ import annotations`); node_python_search is narrowed
+so that /usr/bin/python3 (3.11 here, 3.6 on HDInsight) is not among the usual places, and "a newer Python the image
+already has" is a /usr/local/bin/python3.8 link to the node's own interpreter. Read back independently: the Python a later
+module really ran with (setup's own report), dpkg on the node, and the node's files over SSH.
+"""
+from __future__ import annotations
+
+import shlex
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from sandbox.nodes import ssh_argv
+from tests.support.ansible_play import run_playbook
+
+pytestmark = pytest.mark.integration
+
+ROOT = "/opt/kafkaops-node-python-test"
+OLD_PYTHON = f"{ROOT}/python3.6"
+IMAGE_PYTHON = "/usr/local/bin/python3.8"
+WRAPPER = """#!/bin/sh
+# Plays the system Python 3.6.9 of an HDInsight 5.x node: answers the version probe, refuses anything else.
+case "$*" in *sys.version_info*) echo 3.6; exit 0;; esac
+echo 'SyntaxError: future feature annotations is not defined (Python 3.6.9)' >&2
+exit 1
+"""
+ROLE_ONLY = [{"name": "Nodes", "hosts": "mirrormaker", "gather_facts": False, "roles": ["kafkaops.mirror.node_python"]}]
+LATER = {"name": "A later play", "hosts": "mirrormaker", "gather_facts": False, "tasks": [
+    {"name": "which python runs modules", "ansible.builtin.setup": {"gather_subset": ["!all", "!min", "python"]}},
+]}
+
+
+class Node:
+    def __init__(self, state, directory: Path):
+        self.node = next(node for node in state["clusters"]["secondary"]["nodes"] if node["name"] == state["mirrormaker_node"])
+        inventory = yaml.safe_load((Path(state["dir"]) / "inventory.yml").read_text())
+        inventory["all"]["children"]["mirrormaker"]["hosts"][self.node["name"]]["ansible_python_interpreter"] = OLD_PYTHON
+        self.inventory = directory / "inventory-python36.yml"
+        self.inventory.write_text(yaml.safe_dump(inventory, sort_keys=False))
+        self.directory = directory
+
+    def ssh(self, command: str, check=True) -> subprocess.CompletedProcess:
+        return subprocess.run(ssh_argv(self.node, command), capture_output=True, text=True, timeout=120, check=check)
+
+    def run(self, plays: list, check=False, **extra):
+        path = self.directory / f"play-{len(list(self.directory.glob('play-*.yml')))}.yml"
+        path.write_text(yaml.safe_dump(plays, sort_keys=False))
+        return run_playbook(path, inventory=self.inventory, extra_vars=extra, check=check, diff=True, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def node(sandbox, tmp_path_factory):
+    node = Node(sandbox, tmp_path_factory.mktemp("node-python"))
+    node.ssh("sudo sh -c " + shlex.quote(f"mkdir -p {ROOT} && cat > {OLD_PYTHON} && chmod 755 {OLD_PYTHON}") + " <<'EOF'\n" + WRAPPER + "EOF")
+    assert node.ssh(f"{OLD_PYTHON} -c 'import sys; print(sys.version_info[:2])'").stdout.strip() == "3.6"
+    yield node
+    node.ssh(f"sudo rm -rf {ROOT} {IMAGE_PYTHON}", check=False)
+
+
+def ran_with(result) -> str:
+    return result.task("which python runs modules")["ansible_facts"]["ansible_python"]["executable"]
+
+
+def test_a_module_fails_on_the_old_python_without_the_role(node):
+    result = node.run([LATER])
+    assert result.failed
+    assert "future feature annotations" in result.stdout, result.stdout[-3000:]
+
+
+def test_a_newer_python_the_image_has_is_found_and_used(node):
+    node.ssh(f"sudo ln -sf /usr/bin/python3 {IMAGE_PYTHON}")
+    search = {"node_python_search": ["/usr/bin/python3.8", IMAGE_PYTHON]}
+    result = node.run(ROLE_ONLY + [LATER], **search)
+    assert not result.failed, result.stdout[-4000:]
+    assert ran_with(result) == IMAGE_PYTHON
+    assert result.changed_count == 0
+    # Check mode finds it the same way (the probe is read-only and runs in check mode), and a second run changes nothing.
+    check = node.run(ROLE_ONLY + [LATER], check=True, **search)
+    assert not check.failed and check.changed_count == 0 and ran_with(check) == IMAGE_PYTHON, check.stdout[-3000:]
+
+
+def test_opt_out_leaves_the_inventory_interpreter(node):
+    result = node.run(ROLE_ONLY + [LATER], node_python_manage=False)
+    assert result.failed and "future feature annotations" in result.stdout, result.stdout[-3000:]
+
+
+def apt_candidate_not_installed() -> str | None:
+    """A Debian package apt knows (package lists of this machine, which the node's root is an overlay of) that is not installed."""
+    for package in ("python3.11-examples", "idle-python3.11", "python3-dbg", "pypy3"):
+        policy = subprocess.run(["apt-cache", "policy", package], capture_output=True, text=True, check=False).stdout
+        if "Candidate:" in policy and "Candidate: (none)" not in policy and "Installed: (none)" in policy:
+            return package
+    return None
+
+
+def test_check_mode_says_what_it_would_install_and_installs_nothing(node):
+    package = apt_candidate_not_installed()
+    if package is None:
+        pytest.skip("apt knows none of the candidate packages here (no package lists)")
+    result = node.run(ROLE_ONLY, check=True, node_python_search=[], node_python_package=package)
+    assert not result.failed, result.stdout[-4000:]
+    simulated = result.task(f"kafkaops.mirror.node_python : Show what apt-get would install, {package}")
+    assert simulated["changed"] and f"Inst {package}" in simulated["stdout"]
+    assert "cannot run there in check mode" in result.task("kafkaops.mirror.node_python : Say that modules cannot run on this node in check mode yet")["msg"]
+    status = node.ssh(f"dpkg-query -W -f='${{Status}}' {package}", check=False).stdout
+    assert "install ok installed" not in status
+
+
+def test_no_package_to_install_fails_naming_what_to_set(node):
+    """Debian 12 has no python3.8 (Ubuntu 18.04 does): the real run fails before anything changed, and says what to do."""
+    result = node.run(ROLE_ONLY, node_python_search=[])
+    assert result.failed
+    message = result.task("kafkaops.mirror.node_python : Fail when apt-get could not install python3.8")["msg"]
+    assert f"apt-get could not install python3.8 on {node.node['name']} (debian 12" in message
+    assert "Set node_python_package" in message and "node_python_candidates" in message
+    assert "python3.8" not in node.ssh("ls /usr/bin", check=False).stdout
