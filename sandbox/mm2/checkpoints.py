@@ -25,6 +25,7 @@ from kafka import TopicPartition
 from kafka.errors import NoError
 from kafka.structs import OffsetAndMetadata
 
+from sandbox.mm2.connect import checkpoint_partition
 from sandbox.mm2.records import MirrorRecords
 from sandbox.mm2.sync_store import OffsetSyncStore
 
@@ -36,8 +37,8 @@ NEW_ON_TARGET_STATES = (None, "", "Dead")
 
 
 class CheckpointTask:
-    def __init__(self, flow, source, target, syncs_cluster):
-        self.flow, self.source, self.target = flow, source, target
+    def __init__(self, flow, source, target, syncs_cluster, worker=None):
+        self.flow, self.source, self.target, self.worker = flow, source, target, worker
         self.behaviour = flow.behaviour
         self.store = OffsetSyncStore(flow.behaviour)
         self.syncs = syncs_cluster.tail(flow.records.offset_syncs_topic)
@@ -120,6 +121,9 @@ class CheckpointTask:
             for checkpoint in checkpoints.values():
                 record = self.flow.records.checkpoint_record(checkpoint)
                 producer.send(record.topic, key=record.key, value=record.value, partition=0)
+                if self.worker is not None:  # Connect commits each checkpoint record's source offset ({"offset": 0}) too
+                    self.worker.write_once(producer, "MirrorCheckpointConnector",
+                                           checkpoint_partition(checkpoint.group, checkpoint.topic, checkpoint.partition))
                 written += 1
         producer.flush()
         if written:

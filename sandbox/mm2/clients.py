@@ -112,6 +112,25 @@ class ClusterClients:
         finally:
             tail.close()
 
+    def read_partitions(self, topic, deadline_s=30.0):
+        """Every record of every partition of `topic` (partition by partition, each oldest first); empty when it does not exist."""
+        count = self.partition_counts([topic]).get(topic)
+        if not count:
+            return []
+        consumer = self.consumer()
+        try:
+            partitions = [TopicPartition(topic, p) for p in range(count)]
+            consumer.assign(partitions)
+            consumer.seek_to_beginning(*partitions)
+            ends = consumer.end_offsets(partitions)
+            records, deadline = {tp: [] for tp in partitions}, time.monotonic() + deadline_s
+            while time.monotonic() < deadline and any(consumer.position(tp) < ends[tp] for tp in partitions):
+                for tp, batch in consumer.poll(timeout_ms=200).items():
+                    records[tp].extend(batch)
+            return [record for tp in partitions for record in records[tp]]
+        finally:
+            self.release(consumer)
+
     def release(self, consumer):
         consumer.close()
         self._consumers.remove(consumer)

@@ -6,14 +6,19 @@ from __future__ import annotations
 
 import time
 
+from sandbox.mm2.connect import heartbeat_partition
+
 COMPACT = {"cleanup.policy": "compact"}
 
 
 class HeartbeatEmitter:
-    def __init__(self, flow, target):
-        self.flow, self.target = flow, target
+    def __init__(self, flow, target, worker=None):
+        self.flow, self.target, self.worker = flow, target, worker
         self.target.ensure_topic(flow.records.heartbeats_topic, 1, flow.number("heartbeats.topic.replication.factor"), COMPACT)
 
     def emit(self):
         record = self.flow.records.heartbeat(int(time.time() * 1000))
-        self.target.producer().send(record.topic, key=record.key, value=record.value, partition=0)
+        producer = self.target.producer()
+        producer.send(record.topic, key=record.key, value=record.value, partition=0)
+        if self.worker is not None:  # Connect commits the heartbeat task's constant source offset ({"offset": 0}) too
+            self.worker.write_once(producer, "MirrorHeartbeatConnector", heartbeat_partition(self.flow.source, self.flow.target))

@@ -12,6 +12,9 @@ bin/connect-mirror-maker.sh (the sandbox copies the stand-in into the MirrorMake
 by its `libs/kafka-clients-<version>.jar`, the jar Kafka's scripts put on the class path. Anywhere
 else (run from the checkout) it plays DEFAULT_RELEASE.
 
+Graded against real MirrorMaker 2 for 3.2.0, 3.9.2 and 4.3.1 (tests/integration/differential); its 2.4 mode (HDInsight
+5.0) cannot be, since Maven Central serves no connect-mirror 2.4.1 (the oldest is 2.7.2).
+
 Written from Apache Kafka's sources (connect/mirror*/src/main/java/org/apache/kafka/connect/mirror at the
 tags 2.4.1, 2.7.0, 3.0.0, 3.9 and trunk for 4.0), independently of the collection's own version table,
 which is what the stand-in tests.

@@ -20,6 +20,7 @@ import time
 from kafka import TopicPartition
 from kafka.errors import KafkaError, OutOfOrderSequenceNumberError, UnknownProducerIdError
 
+from sandbox.mm2.connect import offset_key, source_partition
 from sandbox.mm2.sync_emitter import OffsetSyncEmitter
 from sandbox.mm2.topic_configs import TopicConfigSync
 
@@ -27,23 +28,23 @@ LOG = logging.getLogger("sandbox.mm2")
 COMPACT = {"cleanup.policy": "compact"}
 POLL_MAX_RECORDS = 5000
 IDLE_SLEEP_MIN_S, IDLE_SLEEP_MAX_S = 0.05, 1.0
+SOURCE_CONNECTOR = "MirrorSourceConnector"
 RESEND_FOR_S = 60.0  # how long records the target refused with a retriable error are sent again before the task fails
 
 
 def progress_topic(source_alias):
-    """Connect's offsets topic of a dedicated MirrorMaker 2 herder (MirrorMakerConfig.workerConfig), on the target."""
+    """Connect's offsets topic of a dedicated MirrorMaker 2 herder by default (MirrorMakerConfig.workerConfig), on the target."""
     return "mm2-offsets.%s.internal" % source_alias
 
 
 def progress_key(source_alias, topic, partition):
     # Connect's JsonConverter (schemas off) key for a MirrorSourceConnector source partition (MirrorUtils.wrapPartition).
-    return json.dumps(["MirrorSourceConnector", {"cluster": source_alias, "partition": partition, "topic": topic}],
-                      separators=(",", ":"), sort_keys=True).encode()
+    return offset_key(SOURCE_CONNECTOR, source_partition(source_alias, topic, partition))
 
 
 class SourceReplicator:
-    def __init__(self, flow, source, target, syncs_cluster):
-        self.flow = flow
+    def __init__(self, flow, source, target, syncs_cluster, worker):
+        self.flow, self.worker = flow, worker
         self.source, self.target, self.syncs_cluster = source, target, syncs_cluster
         self.consumer = None
         self.assigned = {}  # TopicPartition -> remote topic name
@@ -59,14 +60,13 @@ class SourceReplicator:
 
     def start(self):
         flow = self.flow
-        self.target.ensure_topic(progress_topic(flow.source), 1, int(flow.worker["offset.storage.replication.factor"]), COMPACT)
         if self.emit_syncs:
             self.syncs_cluster.ensure_topic(flow.records.offset_syncs_topic, 1, flow.number("offset-syncs.topic.replication.factor"), COMPACT)
-        for record in self.target.read_all(progress_topic(flow.source)):
-            key = json.loads(record.key)
-            if key[0] == "MirrorSourceConnector" and key[1].get("cluster") == flow.source and record.value:
-                self.committed[(key[1]["topic"], key[1]["partition"])] = json.loads(record.value)["offset"]
-        LOG.info("%s: resuming %d partitions from %s", flow.name, len(self.committed), progress_topic(flow.source))
+        for raw_key, value in self.worker.read_offsets(SOURCE_CONNECTOR).items():
+            key = json.loads(raw_key)
+            if key[1].get("cluster") == flow.source and value:
+                self.committed[(key[1]["topic"], key[1]["partition"])] = value["offset"]
+        LOG.info("%s: resuming %d partitions from %s", flow.name, len(self.committed), self.worker.offsets_topic)
         if flow.exactly_once:
             self.producer = self.target.transactional_producer("%s-%s" % (flow.name, "MirrorSourceConnector"))
             LOG.info("%s: exactly-once: records and source offsets are written in transactions", flow.name)
@@ -113,15 +113,16 @@ class SourceReplicator:
         producer.flush()
 
     def _progress_records(self, offsets):
-        return [(progress_key(self.flow.source, topic, partition), json.dumps({"offset": upstream}).encode())
-                for (topic, partition), upstream in sorted(offsets.items())]
+        """(key, value, partition) in the offsets topic: KafkaOffsetBackingStore's producer places a key by murmur2 (connect.py)."""
+        return self.worker.records(SOURCE_CONNECTOR, [(tuple(source_partition(self.flow.source, topic, partition).items()), {"offset": upstream})
+                                                      for (topic, partition), upstream in sorted(offsets.items())])
 
     def commit_offsets(self, now=None):
         """WorkerSourceTask's offset commit (every offset.flush.interval.ms and at a clean stop); 3.7+ also sends delayed syncs."""
         self.next_flush = (now or time.monotonic()) + self.flush_interval_s
         if self.copied and not self.flow.exactly_once:
-            for key, value in self._progress_records(self.copied):
-                self.producer.send(progress_topic(self.flow.source), key=key, value=value, partition=0)
+            for key, value, partition in self._progress_records(self.copied):
+                self.producer.send(self.worker.offsets_topic, key=key, value=value, partition=partition)
             self.producer.flush()
             self.committed.update(self.copied)
             self.copied = {}
@@ -160,8 +161,8 @@ class SourceReplicator:
                 sent.append((tp, record, self._send(tp, record)))
                 last[(tp.topic, tp.partition)] = record.offset
         if self.flow.exactly_once:
-            for key, value in self._progress_records(last):
-                self.producer.send(progress_topic(self.flow.source), key=key, value=value, partition=0)
+            for key, value, partition in self._progress_records(last):
+                self.producer.send(self.worker.offsets_topic, key=key, value=value, partition=partition)
             self.producer.commit_transaction()
             self.committed.update(last)
         else:

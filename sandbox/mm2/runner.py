@@ -15,6 +15,7 @@ import time
 
 from sandbox.mm2.checkpoints import CheckpointTask
 from sandbox.mm2.clients import ClusterClients
+from sandbox.mm2.connect import ConnectWorker
 from sandbox.mm2.heartbeats import HeartbeatEmitter
 from sandbox.mm2.replicator import SourceReplicator
 
@@ -56,21 +57,24 @@ class Herder:
     def __init__(self, flow, clients):
         self.flow = flow
         self.replicator = self.checkpoints = self.heartbeats = None
+        # Every herder, a heartbeats-only one too, is a Connect worker with its internal topics on its target (connect.py).
+        self.worker = ConnectWorker(flow, clients[flow.target])
         if flow.enabled:
-            self.replicator = SourceReplicator(flow, clients[flow.source], clients[flow.target], clients[flow.offset_syncs_cluster])
+            self.replicator = SourceReplicator(flow, clients[flow.source], clients[flow.target], clients[flow.offset_syncs_cluster], self.worker)
             self.refresh_topics = Timer(flow.seconds("refresh.topics.interval.seconds"), flow.flag("refresh.topics.enabled"))
             self.sync_configs = Timer(flow.seconds("sync.topic.configs.interval.seconds"), flow.flag("sync.topic.configs.enabled"))
             if flow.flag("emit.checkpoints.enabled"):
-                self.checkpoints = CheckpointTask(flow, clients[flow.source], clients[flow.target], clients[flow.offset_syncs_cluster])
+                self.checkpoints = CheckpointTask(flow, clients[flow.source], clients[flow.target], clients[flow.offset_syncs_cluster], self.worker)
                 self.emit_checkpoints = Timer(flow.seconds("emit.checkpoints.interval.seconds"))
                 self.refresh_groups = Timer(flow.seconds("refresh.groups.interval.seconds"), flow.flag("refresh.groups.enabled"))
                 self.sync_groups = Timer(flow.seconds("sync.group.offsets.interval.seconds"),
                                          flow.behaviour.syncs_group_offsets and flow.flag("sync.group.offsets.enabled"))
         if flow.flag("emit.heartbeats.enabled"):
-            self.heartbeats = HeartbeatEmitter(flow, clients[flow.target])
+            self.heartbeats = HeartbeatEmitter(flow, clients[flow.target], self.worker)
             self.heartbeat_timer = Timer(flow.seconds("emit.heartbeats.interval.seconds"))
 
     def start(self, now):
+        self.worker.start()
         if self.replicator:
             self.replicator.start()
             self.refresh_topics.start(now, delayed=True)

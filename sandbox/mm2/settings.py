@@ -155,7 +155,9 @@ def _worker(props, target, aliases):
     prefix = target + "."
     worker = dict(WORKER_DEFAULTS)
     worker.update({key[len(prefix):]: value for key, value in props.items() if key.startswith(prefix)})
-    worker.update({key: value for key, value in props.items() if key.startswith("offset.storage") and _scoped_key(key, aliases) == key})
+    # MirrorMakerConfig.workerConfig: the top-level offset.storage*, config.storage* and status.storage* keys win.
+    worker.update({key: value for key, value in props.items()
+                   if key.startswith(("offset.storage", "config.storage", "status.storage")) and _scoped_key(key, aliases) == key})
     return worker
 
 

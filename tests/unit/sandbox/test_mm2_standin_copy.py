@@ -11,6 +11,7 @@ from pathlib import Path
 from kafka import TopicPartition
 
 from sandbox.mm2.records import MirrorRecords
+from sandbox.mm2.connect import ConnectWorker
 from sandbox.mm2.replicator import SourceReplicator, progress_topic
 from sandbox.mm2.settings import load
 
@@ -96,6 +97,9 @@ class FakeCluster:
     def read_all(self, _topic):
         return []
 
+    def read_partitions(self, _topic):
+        return []
+
     def producer(self):
         return FakeProducer(self.log)
 
@@ -117,7 +121,7 @@ def replicator(tmp_path: Path, extra="", batches=()):
     path.write_text(PROPERTIES + extra)
     flow = next(f for f in load(str(path), None, (3, 9, 0)).flows if f.enabled)
     source, target = FakeCluster({"orders": 1}, batches), FakeCluster()
-    copy = SourceReplicator(flow, source, target, target if flow.offset_syncs_cluster == "secondary" else source)
+    copy = SourceReplicator(flow, source, target, target if flow.offset_syncs_cluster == "secondary" else source, ConnectWorker(flow, target))
     copy.start()
     return copy, source, target
 

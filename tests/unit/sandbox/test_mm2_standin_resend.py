@@ -12,6 +12,7 @@ from kafka import TopicPartition
 from kafka.errors import InvalidTopicError, OutOfOrderSequenceNumberError, UnknownTopicOrPartitionError
 
 from sandbox.mm2 import replicator as replicator_module
+from sandbox.mm2.connect import ConnectWorker
 from sandbox.mm2.replicator import SourceReplicator
 from sandbox.mm2.settings import load
 
@@ -82,6 +83,9 @@ class Cluster:
     def read_all(self, _topic):
         return []
 
+    def read_partitions(self, _topic):
+        return []
+
     def producer(self):
         return self._producer
 
@@ -103,7 +107,8 @@ def copy_one_poll(tmp_path, monkeypatch, refuse):
     producer = RefusingProducer(refuse)
     poll = {TopicPartition("orders", 0): [Record(o) for o in range(0, 4)], TopicPartition("orders", 1): [Record(o) for o in range(10, 13)]}
     target = Cluster(producer=producer)
-    copy = SourceReplicator(flow, Cluster({"orders": 2}, [poll], RefusingProducer({})), target, Cluster(producer=RefusingProducer({})))
+    copy = SourceReplicator(flow, Cluster({"orders": 2}, [poll], RefusingProducer({})), target, Cluster(producer=RefusingProducer({})),
+                            ConnectWorker(flow, target))
     copy.start()
     producer.sends = 0  # count the sends of the copy only (start() may write Connect's offsets topic)
     copied = copy.step(10, now=copy.next_flush - 1)

@@ -1,0 +1,109 @@
+# -*- coding: utf-8 -*-
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The Connect worker of one MirrorMaker 2 herder, as far as it shows in Kafka: its three internal topics on the herder's
+target cluster, and the source offsets of its connectors in the offsets topic.
+
+Written from MirrorMakerConfig.workerConfig (every herder, enabled flow or heartbeats only, is a DistributedHerder whose
+config, offsets and status topics default to mm2-configs/mm2-offsets/mm2-status.<source alias>.internal on the target),
+DistributedConfig and KafkaTopicBasedBackingStore (config topic 1 partition, offset.storage.partitions 25,
+status.storage.partitions 5, each `*.storage.replication.factor` 3, cleanup.policy=compact), and
+KafkaOffsetBackingStore / OffsetStorageWriter (records keyed by the JSON of [connector name, source partition map], value
+the JSON of the source offset map, partitioned by the producer's default partitioner: murmur2 of the key bytes).
+The differential test (tests/integration/differential) found real MirrorMaker 2 3.2.0, 3.9.2 and 4.3.1 create all three
+topics with these partition counts, for the heartbeats-only herder of the reverse direction too, and place each key where
+murmur2 puts it; the stand-in had made only a 1-partition offsets topic, for enabled flows only.
+"""
+from __future__ import annotations
+
+import json
+import logging
+
+from kafka.partitioner.default import murmur2
+
+LOG = logging.getLogger("sandbox.mm2")
+COMPACT = {"cleanup.policy": "compact"}
+# MirrorMakerConfig.workerConfig puts these in when absent; DistributedConfig's defaults for the rest.
+STORAGE_DEFAULTS = {
+    "config.storage.topic": "mm2-configs.{source}.internal",
+    "offset.storage.topic": "mm2-offsets.{source}.internal",
+    "status.storage.topic": "mm2-status.{source}.internal",
+    "config.storage.replication.factor": "3",
+    "offset.storage.replication.factor": "3",
+    "status.storage.replication.factor": "3",
+    "offset.storage.partitions": "25",
+    "status.storage.partitions": "5",
+}
+
+
+def offset_key(connector, partition_fields):
+    """Connect's JsonConverter (schemas off) of [connector, source partition]: compact JSON in the field order Java's HashMap
+    gives the connector's map (MirrorUtils.wrapPartition and friends), which decides the bytes and so the partition."""
+    return json.dumps([connector, partition_fields], separators=(",", ":")).encode()
+
+
+def source_partition(source_alias, topic, partition):
+    """MirrorUtils.wrapPartition: {cluster, partition, topic} (that HashMap's iteration order)."""
+    return {"cluster": source_alias, "partition": partition, "topic": topic}
+
+
+def checkpoint_partition(group, remote_topic, partition):
+    """MirrorCheckpointTask.checkpointRecord's source partition (Checkpoint.connectPartition): {partition, topic, group}."""
+    return {"partition": partition, "topic": remote_topic, "group": group}
+
+
+def heartbeat_partition(source_alias, target_alias):
+    """MirrorHeartbeatTask's source partition (Heartbeat.connectPartition): {sourceClusterAlias, targetClusterAlias}."""
+    return {"sourceClusterAlias": source_alias, "targetClusterAlias": target_alias}
+
+
+class ConnectWorker:
+    """The herder source -> target's internal topics on the target, and its offsets topic."""
+
+    def __init__(self, flow, target):
+        self.flow, self.target = flow, target
+        self.settings = {key: value.format(source=flow.source) for key, value in STORAGE_DEFAULTS.items()}
+        self.settings.update({key: value for key, value in flow.worker.items() if key in STORAGE_DEFAULTS})
+        self.offsets_topic = self.settings["offset.storage.topic"]
+        self.partitions = int(self.settings["offset.storage.partitions"])
+        self.written = set()  # keys of connectors whose offsets never change (checkpoints, heartbeats): written once
+
+    def start(self):
+        """KafkaConfigBackingStore, KafkaOffsetBackingStore and KafkaStatusBackingStore create their topics at herder start."""
+        settings = self.settings
+        self.target.ensure_topic(settings["config.storage.topic"], 1, int(settings["config.storage.replication.factor"]), COMPACT)
+        self.target.ensure_topic(self.offsets_topic, self.partitions, int(settings["offset.storage.replication.factor"]), COMPACT)
+        self.target.ensure_topic(settings["status.storage.topic"], int(settings["status.storage.partitions"]),
+                                 int(settings["status.storage.replication.factor"]), COMPACT)
+        self.partitions = self.target.partition_counts([self.offsets_topic]).get(self.offsets_topic, self.partitions)
+
+    def partition_of(self, key):
+        """The producer's default partitioner for a keyed record: Utils.toPositive(Utils.murmur2(key)) % partitions."""
+        return (murmur2(key) & 0x7FFFFFFF) % self.partitions
+
+    def records(self, connector, offsets):
+        """(key, value, partition) of the offsets topic for {source partition map as a tuple of items: offset map}."""
+        out = []
+        for fields, offset in offsets:
+            key = offset_key(connector, dict(fields))
+            out.append((key, json.dumps(offset, separators=(",", ":")).encode(), self.partition_of(key)))
+        return out
+
+    def read_offsets(self, connector):
+        """{key: offset map} of `connector`'s source offsets in the offsets topic, newest last (every partition)."""
+        found = {}
+        for record in self.target.read_partitions(self.offsets_topic):
+            if not record.key:
+                continue
+            key = json.loads(record.key)
+            if key[0] == connector:
+                found[record.key] = json.loads(record.value) if record.value else None
+        return found
+
+    def write_once(self, producer, connector, fields):
+        """A constant {"offset": 0} (the checkpoint and heartbeat connectors' source offset), once per key in a lifetime."""
+        key = offset_key(connector, fields)
+        if key in self.written:
+            return
+        producer.send(self.offsets_topic, key=key, value=b'{"offset":0}', partition=self.partition_of(key))
+        self.written.add(key)
