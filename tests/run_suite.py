@@ -200,7 +200,8 @@ def integration_workers() -> list[str]:
     """pytest-xdist options: one test file per unit (a file's tests share module fixtures), handed out in argument order."""
     if INTEGRATION_WORKERS <= 1:
         return []
-    return ["-n", str(INTEGRATION_WORKERS), "--dist", "loadfile", "--no-loadscope-reorder"]
+    # loadgroup: tests/integration/conftest.py gives each file its own group, and the files on the real-Kafka lab one group.
+    return ["-n", str(INTEGRATION_WORKERS), "--dist", "loadgroup", "--no-loadscope-reorder"]
 
 
 def run_stage(name: str, stages: dict, out: Path, started_all: float) -> Outcome:

@@ -66,6 +66,37 @@ def sandbox_tansu(tmp_path_factory, sandbox_net):
     yield from _sandbox(tmp_path_factory, "tansu", sandbox_net + 1)
 
 
+# The real-Kafka lab of a worker (sandbox_apache): on the worker's noida net, in third octets of its own.
+APACHE_SUBNET = 40
+# The xdist group of every test that runs on the real-Kafka lab; see pytest_collection_modifyitems.
+REAL_KAFKA_GROUP = "real-kafka"
+
+
+@pytest.fixture(scope="session")
+def sandbox_apache(tmp_path_factory, sandbox_net):
+    """Both clusters on real Apache Kafka (sandbox/kafka_dist.py): three brokers each, primary 2.4.1 with ZooKeeper
+    (HDInsight 5.0), secondary 3.2.0 (HDInsight 5.1), MirrorMaker's home of 3.2.0. One per worker, and every file that
+    uses it runs on one worker (REAL_KAFKA_GROUP), so a test run starts it once."""
+    directory = tmp_path_factory.mktemp("sandbox-apache")
+    try:
+        state = api.up(directory, provider="apache", net=sandbox_net, subnet=APACHE_SUBNET, timeout=180)
+    except api.SandboxError as exc:
+        pytest.fail(f"sandbox (apache, net {sandbox_net}, subnet {APACHE_SUBNET}) did not start: {exc}")
+    try:
+        yield state
+    finally:
+        api.down(directory, timeout=90)
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups (--dist loadgroup)
+def pytest_collection_modifyitems(items):
+    """One xdist group per test file (a file's tests share module fixtures, as with --dist loadfile), except that every file
+    with a test on the real-Kafka lab joins one group: one worker, one lab of eight JVMs instead of one per worker."""
+    real_files = {item.path for item in items if "sandbox_apache" in item.fixturenames}
+    for item in items:
+        item.add_marker(pytest.mark.xdist_group(REAL_KAFKA_GROUP if item.path in real_files else str(item.path)))
+
+
 @pytest.fixture(scope="session")
 def mirror_host_ready(tmp_path_factory):
     """`mirror_host_ready(state)`: the sandbox's MirrorMaker host gets the mirror_host role's virtualenv once per sandbox,

@@ -8,9 +8,12 @@ Run with a sandbox node's python (names resolve there as on that node):
     python read_back.py BOOTSTRAP produce TOPIC N   -> produces N records to partition 0, one request each
     python read_back.py BOOTSTRAP commit GROUP TOPIC PARTITION OFFSET
     python read_back.py BOOTSTRAP create NAME PARTITIONS REPLICATION_FACTOR
+    python read_back.py BOOTSTRAP keys TOPIC        -> {"keys": {partition: [key, ...]}} (every record to the end, in order)
+    python read_back.py BOOTSTRAP group GROUP       -> {"offsets": {"topic:partition": committed offset}}
 """
 import json
 import sys
+import time
 
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import ConfigResource
@@ -31,6 +34,8 @@ def main(bootstrap, command, *args):
         consumer.commit({TopicPartition(topic, partition): OffsetAndMetadata(offset, "", -1)})
         consumer.close()
         return {"committed": offset}
+    if command == "keys":
+        return {"keys": read_keys(bootstrap, args[0])}
     admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=10000, client_id="kafka-tests-read-back")
     try:
         if command == "topics":
@@ -45,12 +50,34 @@ def main(bootstrap, command, *args):
         if command == "create":
             admin.create_topics({args[0]: {"num_partitions": int(args[1]), "replication_factor": int(args[2])}})
             return {"created": args[0]}
+        if command == "group":
+            offsets = admin.list_consumer_group_offsets(args[0])
+            return {"offsets": {f"{tp.topic}:{tp.partition}": meta.offset for tp, meta in offsets.items()}}
         if command == "configs":
             described = admin.describe_configs([ConfigResource("TOPIC", name) for name in args], config_filter="all").get("topic", {})
             return {"configs": {name: {key: entry["value"] for key, entry in described.get(name, {}).items()} for name in args}}
     finally:
         admin.close()
     raise SystemExit(f"unknown command {command}")
+
+
+def read_keys(bootstrap, topic):
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, group_id=None, request_timeout_ms=10000)
+    try:
+        partitions = [TopicPartition(topic, p) for p in sorted(consumer.partitions_for_topic(topic) or [])]
+        consumer.assign(partitions)
+        ends = consumer.end_offsets(partitions)
+        consumer.seek_to_beginning(*partitions)
+        keys = {tp.partition: [] for tp in partitions}
+        deadline = time.monotonic() + 120
+        while any(consumer.position(tp) < ends[tp] for tp in partitions):
+            if time.monotonic() > deadline:
+                raise SystemExit(f"could not read {topic} to its end in 120 s")
+            for tp, batch in consumer.poll(timeout_ms=500).items():
+                keys[tp.partition].extend(r.key.decode() for r in batch if r.offset < ends[tp])
+        return keys
+    finally:
+        consumer.close()
 
 
 if __name__ == "__main__":

@@ -4,16 +4,42 @@
 node, and an independent read-back through plain kafka-python on that node."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tests.support.kafka_targets import KafkaTarget, target_for
 
 
-@pytest.fixture(params=["noida", pytest.param("tansu", marks=pytest.mark.tansu)])
-def provider_state(request, mirror_host_ready):
-    state = request.getfixturevalue("sandbox" if request.param == "noida" else "sandbox_tansu")
+PROVIDER_FIXTURES = {"noida": "sandbox", "tansu": "sandbox_tansu", "apache": "sandbox_apache"}
+
+
+@pytest.fixture(params=["apache", "noida", pytest.param("tansu", marks=pytest.mark.tansu)])
+def provider_state(request, mirror_host_ready, source_names_synced):
+    state = request.getfixturevalue(PROVIDER_FIXTURES[request.param])
     mirror_host_ready(state)  # the role tests' plays run the modules on the MirrorMaker host
+    if request.param == "apache":
+        source_names_synced(state)
     return state
+
+
+@pytest.fixture(scope="session")
+def source_names_synced():
+    """`source_names_synced(state)`: mirror.yml's hosts_sync stage, once per sandbox, so that the secondary's nodes resolve the
+    primary's advertised FQDNs, as they do in a real mirror before kafka_topics copies from the source. Real brokers
+    advertise FQDNs (HDInsight's stock setting); noida advertises IPs and needs none."""
+    from tests.support.ansible_play import run_playbook
+    from tests.support.checkout import REPO
+
+    synced = set()
+
+    def sync(state: dict) -> None:
+        if state["dir"] not in synced:
+            play = run_playbook(REPO / "playbooks" / "mirror.yml", inventory=Path(state["dir"]) / "inventory.yml", tags="hosts_sync")
+            assert not play.failed, play.stdout[-3000:]
+            synced.add(state["dir"])
+
+    return sync
 
 
 @pytest.fixture

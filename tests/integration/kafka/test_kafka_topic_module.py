@@ -103,13 +103,14 @@ def test_delete_and_internal_topics_are_protected(target):
 
 def test_bad_batch_names_every_bad_entry_and_changes_nothing(target):
     good, existing = target.unique("good"), target.unique("existing")
+    brokers = len(target.state["clusters"][target.alias]["brokers"])
     target.run("kafka_topic", dict(broker_checks(target), name=existing, partitions=2))
     before = target.topics()
     result = target.run("kafka_topic", dict(broker_checks(target), topics=[
         {"name": good, "partitions": 1},
         {"name": "bad name!", "partitions": 1},
         {"name": target.unique("zero"), "partitions": 0},
-        {"name": target.unique("wide"), "replication_factor": 3},
+        {"name": target.unique("wide"), "replication_factor": brokers + 1},
         {"name": existing, "partitions": 1},
         {"name": good, "partitions": 2},
     ]))
@@ -117,7 +118,7 @@ def test_bad_batch_names_every_bad_entry_and_changes_nothing(target):
     message = result["msg"]
     assert message.startswith("5 problem(s) with the requested topics, nothing was changed")
     for fragment in ("topics[1] ('bad name!'): topic name", "topics[2] (", "partitions must be an integer >= 1, got 0",
-                     "topics[3] (", "replication_factor 3 is more than the 1 live broker(s)",
+                     "topics[3] (", f"replication_factor {brokers + 1} is more than the {brokers} live broker(s)",
                      f"topics[4] ('{existing}'): has 2 partitions and Kafka cannot remove partitions",
                      f"topics[5] ('{good}'): topic is listed more than once (also topics[0])"):
         assert fragment in message
@@ -176,11 +177,12 @@ def test_copy_from_makes_target_topics_match_the_source(provider_state, source, 
 
 def test_unresolvable_advertised_broker_names_the_address_and_both_fixes(source, target):
     skip_on(target, "noida", "advertises its bind address, so an advertised name cannot be unresolvable")
-    # The secondary's node does not know the primary's worker names before hosts_sync: the runbook's failure.
-    result = target.run("kafka_topic", dict(copy_from=dict(bootstrap_servers=source.bootstrap_servers)))
+    # A primary's node does not know the secondary's worker names (hosts_sync copies names the other way only): the
+    # runbook's failure, from the other side.
+    result = source.run("kafka_topic", dict(copy_from=dict(bootstrap_servers=target.bootstrap_servers)))
     assert result["failed"]
-    assert f"bootstrap servers {source.bootstrap_servers} (security_protocol PLAINTEXT)" in result["msg"]
-    assert "advertised as wn0-primar." in result["msg"] and "does not resolve" in result["msg"]
+    assert f"bootstrap servers {target.bootstrap_servers.replace(',', ', ')} (security_protocol PLAINTEXT)" in result["msg"]
+    assert "advertised as wn0-second." in result["msg"] and "does not resolve" in result["msg"]
     assert "hosts_sync" in result["msg"] and "ambari_kafka" in result["msg"]
 
 

@@ -131,9 +131,9 @@ def test_missing_provider_binary_fails_clearly(tmp_path, monkeypatch):
     monkeypatch.setenv("CALF_TANSU_BIN", str(tmp_path / "no-such-tansu"))
     with pytest.raises(api.SandboxError, match="tansu binary not usable.*no-such-tansu"):
         api.up(tmp_path / "t", provider="tansu", net=255)
-    monkeypatch.delenv("KAFKA_HOME", raising=False)
-    with pytest.raises(api.SandboxError, match="KAFKA_HOME"):
-        api.up(tmp_path / "a", provider="apache", net=255)
+    # A release the lab does not assemble is refused before anything is fetched or started.
+    with pytest.raises(api.SandboxError, match="Kafka 2.5.0 is not a release the lab assembles; choose one of 2.4.1, 3.2.0"):
+        api.up(tmp_path / "a", provider="apache", net=255, releases={"primary": "2.5.0"})
     assert not (tmp_path / "t" / "state.json").exists() and not (tmp_path / "a" / "state.json").exists()
 
 
