@@ -1,7 +1,7 @@
 # Copyright: kafkaops.mirror contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """`python -m sandbox up|down|status|seed|rebuild [--provider apache|noida|tansu] [--dir .sandbox] [--net N] [--node-mode ssh|local]
-[--release ALIAS=VERSION] [--kafka-version VERSION] [--cluster primary|secondary]`."""
+[--release ALIAS=VERSION] [--kafka-version VERSION] [--mirrormaker-node hn0|wn0] [--advertise-ip] [--cluster primary|secondary]`."""
 from __future__ import annotations
 
 import argparse
@@ -11,6 +11,9 @@ import sys
 
 from sandbox import api
 from sandbox.providers import PROVIDERS
+
+# `make demo` as the runbooks: MirrorMaker on the secondary's head node (the Python API keeps wn0, see api.py).
+CLI_MIRRORMAKER_NODE = "hn0"
 
 
 def _print_status(report: dict) -> int:
@@ -40,7 +43,7 @@ def _print_up(state: dict) -> None:
         release = f" (Kafka {cluster['release']})" if cluster.get("release") else ""
         print(f"  {alias:<10} {cluster['name']:<12} kafka {cluster['bootstrap_servers']}{release}  ambari {cluster['ambari']['url']}")
     if state.get("node_mode") == "ssh":
-        print(f"  nodes: the workers are hosts, reached over SSH as {api.nodes.LOGIN_USER} with sudo; "
+        print(f"  nodes: the head nodes and workers are hosts, reached over SSH as {api.nodes.LOGIN_USER} with sudo; "
               f"MirrorMaker node {state['mirrormaker_node']}, Kafka home {state['kafka_home']}"
               + (f" (claims Kafka {state['kafka_version']})" if state.get("kafka_version") else ""))
     else:
@@ -73,6 +76,11 @@ def main(argv: list | None = None) -> int:
     parser.add_argument("--release", action="append", default=[], metavar="ALIAS=VERSION",
                         help=f"apache: a cluster's Kafka release, repeatable (default: "
                              f"{' '.join(f'{a}={v}' for a, v in api.DEFAULT_RELEASES.items())}; one of {', '.join(api.kafka_dist.RELEASES)})")
+    parser.add_argument("--mirrormaker-node", default=CLI_MIRRORMAKER_NODE,
+                        help="the secondary's node of the mirrormaker group: hn0 (its head node, as HDInsight's runbooks run MirrorMaker) "
+                             "or wn0..wn2 (default: %(default)s; a sandbox directory keeps the node it started with)")
+    parser.add_argument("--advertise-ip", action="store_true",
+                        help="the brokers start advertising their IP addresses: Ambari's kafka-env gets the runbook's IP-advertising snippet")
     parser.add_argument("--cluster", help="for `rebuild`: the cluster alias (primary or secondary) whose broker comes up again with its data wiped")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     args = parser.parse_args(argv)
@@ -82,7 +90,8 @@ def main(argv: list | None = None) -> int:
             if len(releases) != len(args.release):
                 parser.error("--release takes ALIAS=VERSION, e.g. --release primary=2.4.1")
             result = api.up(args.dir, args.provider, args.net, names={"primary": args.primary_name, "secondary": args.secondary_name},
-                            subnet=args.subnet, node_mode=args.node_mode, kafka_version=args.kafka_version, releases=releases)
+                            subnet=args.subnet, node_mode=args.node_mode, kafka_version=args.kafka_version, releases=releases,
+                            mirrormaker_node=args.mirrormaker_node, advertise_ip=args.advertise_ip)
             return _emit(args, result, _print_up)
         if args.command == "down":
             result = api.down(args.dir)

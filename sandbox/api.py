@@ -18,7 +18,7 @@ import time
 import xmlrpc.client
 from pathlib import Path
 
-from sandbox import broker, kafka_dist, nodes, probes, processes, wheelhouse
+from sandbox import ambari_seed, broker, kafka_dist, nodes, probes, processes, wheelhouse
 from sandbox.inventory import TARGET_ALIAS, control_path_dir, write_inventory
 from sandbox.kafka_home import DEFAULT_KAFKA_VERSION, KAFKA_HOME_ON_NODE, write_kafka_home, write_node_kafka_home
 from sandbox.providers import CONTROLLER_PORT, BrokerSpec, get_provider
@@ -33,6 +33,9 @@ BROKER_STOP_SECONDS = 60
 # with MirrorMaker on the secondary, so of the secondary's release.
 DEFAULT_RELEASES = {"primary": "2.4.1", "secondary": "3.2.0"}
 INVENTORY_FILE = "inventory.yml"
+# The node of the `mirrormaker` group (`up(mirrormaker_node=...)`): the Python API keeps the secondary's first worker, which
+# the integration suite's fixtures build on; the CLI's default is hn0, the runbooks' (sandbox/__main__.py).
+DEFAULT_MIRRORMAKER_NODE = "wn0"
 
 
 class SandboxError(RuntimeError):
@@ -79,8 +82,29 @@ def _check_ports_free(clusters: list, provider, node_mode: str) -> None:
 
 
 def _host_nodes(cluster: Cluster) -> list:
-    """The nodes that are hosts in ssh node mode: the inventory's (the workers; the MirrorMaker node is one)."""
-    return cluster.workers
+    """The nodes that are hosts in ssh node mode: the head node (hn0, where the runbooks run MirrorMaker; the Ambari
+    emulator keeps listening on its address, port 8080, as a process of this machine) and the workers."""
+    return [cluster.head, *cluster.workers]
+
+
+def _mirrormaker_choices(cluster: Cluster) -> dict:
+    """`hn0`, `wn0`, ... -> the node: where `up(mirrormaker_node=...)` may put the `mirrormaker` group."""
+    return {node.short.split("-", 1)[0]: node for node in _host_nodes(cluster)}
+
+
+def _mirrormaker_node(target: Cluster, requested: str, existing: dict | None) -> str:
+    """The FQDN of the target's node that runs MirrorMaker; checked before anything is written or started."""
+    choices = _mirrormaker_choices(target)
+    if requested not in choices:
+        raise ValueError(f"--mirrormaker-node {requested!r}: choose one of the secondary's nodes {', '.join(choices)} "
+                         f"(hn0, its head node, as HDInsight's runbooks do; wn0 its first worker)")
+    name = choices[requested].name
+    kept = (existing or {}).get("mirrormaker_node")
+    if kept and kept.split("-", 1)[0] != requested:
+        # Its node keeps MirrorMaker's program, files and Kafka home across down/up: another node would start a second one.
+        raise ValueError(f"the sandbox in {existing['dir']} ran MirrorMaker on {kept}; bring it up again with --mirrormaker-node "
+                         f"{kept.split('-', 1)[0]}, or use another --dir for MirrorMaker on {name}")
+    return name
 
 
 def _node_layout(sandbox_dir: Path, cluster: Cluster, node, layout: dict) -> tuple:
@@ -213,7 +237,8 @@ def _host_entries(state: dict) -> list:
 
 
 def up(sandbox_dir=DEFAULT_DIR, provider: str = "noida", net: int = 0, names: dict | None = None, timeout: float = 60.0, subnet: int = 1,
-       node_mode: str | None = None, kafka_version: str | None = None, releases: dict | None = None) -> dict:
+       node_mode: str | None = None, kafka_version: str | None = None, releases: dict | None = None,
+       mirrormaker_node: str = DEFAULT_MIRRORMAKER_NODE, advertise_ip: bool = False) -> dict:
     """Bring both clusters up (or report the running sandbox in `sandbox_dir`) and return the state dict.
 
     `subnet` is the primary's third octet (the secondary's is subnet + 1): 1 as documented; tests that
@@ -222,6 +247,10 @@ def up(sandbox_dir=DEFAULT_DIR, provider: str = "noida", net: int = 0, names: di
     `kafka_version`: the Kafka release of the MirrorMaker node's Kafka home: the release whose real MirrorMaker runs with
     the apache provider (default: the secondary's), the version the stand-in's home claims with the others (default
     DEFAULT_KAFKA_VERSION). `releases`: alias -> Kafka release of each cluster's brokers (apache only; DEFAULT_RELEASES).
+    `mirrormaker_node`: the secondary's node of the `mirrormaker` group, `hn0` (its head node, as HDInsight's runbooks) or
+    `wn0`..`wn2` (DEFAULT_MIRRORMAKER_NODE); a directory keeps the one it started with. `advertise_ip`: both clusters'
+    brokers start advertising their IP addresses, Ambari's stored kafka-env holding the runbook's IP-advertising snippet (a
+    new config version, as after the runbook's step and a restart); a directory whose Ambari lacks it is refused.
     """
     sandbox_dir = Path(sandbox_dir).resolve()
     existing = read_state(sandbox_dir)
@@ -237,6 +266,10 @@ def up(sandbox_dir=DEFAULT_DIR, provider: str = "noida", net: int = 0, names: di
         for version in sorted({*releases.values(), kafka_version} if releases else ()):
             chosen.home(version)  # assembled before any broker starts (each broker's launcher only finds it)
         clusters = build_topology(net, names, subnet)
+        target = next(c for c in clusters if c.alias == TARGET_ALIAS)
+        mirrormaker = _mirrormaker_node(target, mirrormaker_node, existing)
+        if advertise_ip:
+            ambari_seed.check_ip_advertising(sandbox_dir, [cluster.alias for cluster in clusters])
         mode = nodes.choose_mode(node_mode)
         if mode == "ssh":
             nodes.check_host_commands()
@@ -247,9 +280,8 @@ def up(sandbox_dir=DEFAULT_DIR, provider: str = "noida", net: int = 0, names: di
 
     sandbox_dir.mkdir(parents=True, exist_ok=True)
     supervisor = _supervisor(sandbox_dir)
-    target = next(c for c in clusters if c.alias == TARGET_ALIAS)
     layout = {"node_mode": mode, "isolate": nodes.can_isolate(), "provider": chosen, "kafka_version": kafka_version, "releases": releases,
-              "mirrormaker_node": target.broker_node.name}
+              "mirrormaker_node": mirrormaker}
     # A host keeps its credentials across a reboot: `up` again in the same directory keeps the Ambari password.
     password = _kept_password(existing) or secrets.token_urlsafe(12)
     state = {"dir": str(sandbox_dir), "provider": provider, "net": net, "subnet": subnet, "node_mode": mode, "clusters": {}}
@@ -258,7 +290,10 @@ def up(sandbox_dir=DEFAULT_DIR, provider: str = "noida", net: int = 0, names: di
         entry, cluster_programs = _cluster_layout(sandbox_dir, cluster, provider, layout, password, supervisor)
         state["clusters"][cluster.alias] = entry
         programs += cluster_programs
-    state["mirrormaker_node"] = target.broker_node.name
+    if advertise_ip:
+        for cluster in clusters:
+            ambari_seed.advertise_ip(sandbox_dir / "clusters" / cluster.alias)
+    state["mirrormaker_node"] = mirrormaker
     mirrormaker = next(n for n in state["clusters"][TARGET_ALIAS]["nodes"] if n["name"] == state["mirrormaker_node"])
     if mode == "ssh":
         state["kafka_home"] = KAFKA_HOME_ON_NODE

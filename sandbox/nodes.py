@@ -2,12 +2,12 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Per-node files under DIR/nodes/<fqdn>/. A node is one of two kinds (docs/development.md, "Nodes"):
 
-- a host: every inventory node (the workers) when the sandbox runs in `ssh` node mode (root's default).
+- a host: the head node (hn0) and the workers when the sandbox runs in `ssh` node mode (root's default).
   It has its own root filesystem (an overlay: this machine's / below, `upper/` on top, so what the node
   writes is the node's alone) and an init (sandbox/node_init.py) that creates its accounts and runs sshd
   on the node's address; Ansible logs in as `sshuser` and needs sudo for root's work, as on HDInsight.
   `exec` runs a command as root inside the node, `python` runs this project's Python there.
-- a name view: the head and ZooKeeper nodes, and every node in `local` node mode. Only its hosts file
+- a name view: the ZooKeeper nodes, and every node in `local` node mode. Only its hosts file
   and a `python` that resolves names through it: as root that Python runs in a private mount namespace
   with the hosts file bind-mounted on /etc/hosts (without root it is plain Python, names resolve
   through the machine's /etc/hosts). Each run is a fresh namespace, so a process sees the hosts file as
@@ -176,7 +176,7 @@ def write_host(sandbox_dir: Path, cluster: Cluster, node: Node, service_accounts
         "work": str(directory / "work"),
         "root": str(directory / "root"),
         "pid_file": str(pid_file),
-        "log_dir": str(sandbox_dir / "logs" / "nodes" / node.short),
+        "log_dir": str(sandbox_dir / "logs" / "nodes" / node.tag),
         "hosts": cluster.hosts_file(),
         "authorized_key": public_key,
         "service_accounts": list(service_accounts),
@@ -191,7 +191,7 @@ def write_host(sandbox_dir: Path, cluster: Cluster, node: Node, service_accounts
               "python_q": _quote(python)}
     _write_script(directory / "exec", _EXEC_WRAPPER.format(**fields))
     _write_script(directory / "python", _HOST_PYTHON_WRAPPER.format(**fields))
-    program = Program(f"node-{node.short}", [shutil.which("unshare") or "unshare", "--mount", "--uts", "--propagation", "private",
+    program = Program(f"node-{node.tag}", [shutil.which("unshare") or "unshare", "--mount", "--uts", "--propagation", "private",
                                              python, "-m", "sandbox.node_init", str(directory / "node.json")])
     entry = {
         "name": node.name, "short": node.short, "ip": node.ip, "role": node.role,

@@ -5,6 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+# The lab's DNS suffix. HDInsight gives each cluster's virtual network a suffix of its own
+# (wn0-<short>.<suffix>.internal.cloudapp.net); the lab's two clusters share this one while their node names differ, and
+# get a suffix each (`<cluster name's letters>.kafkaopsbx...`) when their names share the first six letters, so that only
+# the short names collide, as between HDInsight's kafka-prod-50 and kafka-prod-51.
 DNS_SUFFIX = "kafkaopsbx.internal.cloudapp.net"
 BROKER_PORT = 9092
 ZOOKEEPER_PORT = 2181
@@ -20,6 +24,13 @@ class Node:
     short: str
     ip: str
     role: str  # head | worker | zookeeper
+    # Names the node on this machine (its init's supervisord program, its log directory): the short name, or
+    # `<short>-<alias>` when the clusters' short names collide.
+    label: str = ""
+
+    @property
+    def tag(self) -> str:
+        return self.label or self.short
 
     def hosts_line(self) -> str:
         return f"{self.ip}\t{self.name}\t{self.short}"
@@ -74,20 +85,27 @@ class Cluster:
         return "\n".join(lines) + "\n"
 
 
+def _letters(cluster_name: str) -> str:
+    return "".join(ch for ch in cluster_name.lower() if ch.isalnum())
+
+
 def short_name(cluster_name: str) -> str:
     """HDInsight node names carry the first six letters of the cluster name."""
-    letters = "".join(ch for ch in cluster_name.lower() if ch.isalnum())
+    letters = _letters(cluster_name)
     if not letters:
         raise ValueError(f"cluster name {cluster_name!r} has no letters or digits to build node names from")
     return letters[:6]
 
 
-def build_cluster(alias: str, name: str, index: int, net: int) -> Cluster:
+def build_cluster(alias: str, name: str, index: int, net: int, suffix: str = DNS_SUFFIX, labelled: bool = False) -> Cluster:
+    """`suffix`: the cluster's DNS suffix; `labelled`: its nodes' labels carry the alias (short names shared with the other
+    cluster)."""
     short = short_name(name)
 
     def node(prefix: str, number: int, last_octet: int, role: str) -> Node:
         host = f"{prefix}{number}-{short}"
-        return Node(name=f"{host}.{DNS_SUFFIX}", short=host, ip=f"127.{net}.{index}.{last_octet}", role=role)
+        return Node(name=f"{host}.{suffix}", short=host, ip=f"127.{net}.{index}.{last_octet}", role=role,
+                    label=f"{host}-{alias}" if labelled else "")
 
     nodes = [node("hn", 0, 2, "head")]
     nodes += [node("wn", k, 10 + k, "worker") for k in range(WORKER_COUNT)]
@@ -105,9 +123,13 @@ def build_topology(net: int, names: dict | None = None, subnet: int = 1) -> list
     if not 1 <= subnet <= 254 - len(DEFAULT_CLUSTERS):
         raise ValueError(f"subnet must be 1..{254 - len(DEFAULT_CLUSTERS)} (the third octet of the primary), got {subnet}")
     names = names or {}
-    clusters = [build_cluster(alias, names.get(alias, default), index, net)
-                for index, (alias, default) in enumerate(DEFAULT_CLUSTERS, start=subnet)]
-    shorts = [cluster.head.short for cluster in clusters]
-    if len(set(shorts)) != len(shorts):
-        raise ValueError(f"cluster names {[c.name for c in clusters]} share their first six letters, so their node names would collide")
-    return clusters
+    chosen = [(alias, names.get(alias, default)) for alias, default in DEFAULT_CLUSTERS]
+    shorts = [short_name(name) for _alias, name in chosen]
+    colliding = len(set(shorts)) != len(shorts)
+    if colliding and len({_letters(name) for _alias, name in chosen}) != len(chosen):
+        raise ValueError(f"cluster names {[name for _alias, name in chosen]} are one name (letters and digits compared): "
+                         f"two clusters need two names, e.g. kafka-prod-50 and kafka-prod-51")
+    # Names sharing their first six letters (kafka-prod-50, kafka-prod-51): HDInsight gives both clusters' nodes the same
+    # short names (wn0-kafkap); their FQDNs differ by each cluster's DNS suffix.
+    return [build_cluster(alias, name, index, net, suffix=f"{_letters(name)}.{DNS_SUFFIX}" if colliding else DNS_SUFFIX, labelled=colliding)
+            for index, (alias, name) in enumerate(chosen, start=subnet)]

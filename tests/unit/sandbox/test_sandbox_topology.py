@@ -42,9 +42,30 @@ def test_short_name_is_first_six_letters(name, short):
 @pytest.mark.parametrize("kwargs, message", [
     ({"net": 256}, "--net must be 0..255"),
     ({"net": 1, "subnet": 0}, "subnet must be"),
-    ({"net": 1, "names": {"primary": "kafkaprod1", "secondary": "kafkaprod2"}}, "share their first six letters"),
+    ({"net": 1, "names": {"primary": "kafka-prod-50", "secondary": "Kafka_Prod_50"}}, "are one name"),
     ({"net": 1, "names": {"primary": "---"}}, "no letters or digits"),
 ])
 def test_bad_topology_input_fails_clearly(kwargs, message):
     with pytest.raises(ValueError, match=message):
         build_topology(**kwargs)
+
+
+def test_names_sharing_six_letters_collide_in_short_form_only():
+    """HDInsight's kafka-prod-50 and kafka-prod-51: the same short names (wn0-kafkap), FQDNs told apart by each cluster's DNS
+    suffix, and machine-side labels (node init programs, log directories) told apart by the alias."""
+    primary, secondary = build_topology(9, {"primary": "kafka-prod-50", "secondary": "kafka-prod-51"})
+    assert [n.short for n in primary.nodes] == [n.short for n in secondary.nodes]
+    assert primary.broker_node.short == "wn0-kafkap"
+    assert primary.broker_node.name == "wn0-kafkap.kafkaprod50.kafkaopsbx.internal.cloudapp.net"
+    assert secondary.head.name == "hn0-kafkap.kafkaprod51.kafkaopsbx.internal.cloudapp.net"
+    names = [n.name for c in (primary, secondary) for n in c.nodes]
+    tags = [n.tag for c in (primary, secondary) for n in c.nodes]
+    assert len(set(names)) == len(names) == 14 and len(set(tags)) == 14
+    assert secondary.broker_node.tag == "wn0-kafkap-secondary"
+    # Each cluster's hosts file has its own nodes only, short names included, as HDInsight writes it.
+    assert "wn0-kafkap.kafkaprod51." not in primary.hosts_file() and "\twn0-kafkap\n" in primary.hosts_file()
+
+
+def test_names_that_differ_keep_the_shared_suffix_and_short_labels():
+    primary, _secondary = build_topology(9, {"primary": "kafka-prod-50", "secondary": "kafka-dr-51"})
+    assert primary.broker_node.name == "wn0-kafkap.kafkaopsbx.internal.cloudapp.net" and primary.broker_node.tag == "wn0-kafkap"

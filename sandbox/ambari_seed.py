@@ -1,0 +1,69 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""`up(advertise_ip=True)`: a cluster whose brokers advertise their IP addresses, Ambari and the brokers agreeing.
+
+Before the cluster's Ambari emulator and brokers first start, its stored configuration (clusters/<alias>/ambari-state.json,
+made by the emulator's own code from clusters/<alias>/ambari.json) gets a new kafka-env version with the runbook's
+IP-advertising snippet (docs/reference/ambari-api.md), the brokers counted as restarted with it (nothing stale), and
+clusters/<alias>/broker-config.json what the emulator writes for the brokers after such a restart. So Ambari's API shows
+the snippet (the ambari_kafka role finds IP advertising on and changes nothing) and the brokers start advertising IPs.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from sandbox import broker_config
+from sandbox.ambari.cluster import Cluster as AmbariCluster
+
+# The runbook's snippet (docs/reference/ambari-api.md), appended to kafka-env's template.
+IP_ADVERTISING_SNIPPET = ("\n# Configure Kafka to advertise IP addresses instead of FQDN\nIP_ADDRESS=$(hostname -i)\n"
+                          'echo "advertised.listeners=PLAINTEXT://$IP_ADDRESS:9092" >> /usr/hdp/current/kafka-broker/conf/server.properties\n')
+VERSION_NOTE = "IP advertising (the runbook's kafka-env snippet), set by `python -m sandbox up --advertise-ip`"
+STATE_FILE = "ambari-state.json"
+
+
+def _stored_kafka_env(cluster_dir: Path) -> str | None:
+    """kafka-env's template in the emulator's stored state, None when the cluster has none yet (a new sandbox)."""
+    path = cluster_dir / STATE_FILE
+    if not path.exists():
+        return None
+    state = json.loads(path.read_text())
+    return state["configs"]["kafka-env"][state["desired"]["kafka-env"]]["properties"].get("content", "")
+
+
+def check_ip_advertising(sandbox_dir: Path, aliases: list) -> None:
+    """Raise ValueError, before anything is written, when a cluster of this directory kept an Ambari configuration (an
+    earlier `up`) without IP advertising: its brokers would advertise what Ambari stores, not what was asked."""
+    for alias in aliases:
+        cluster_dir = Path(sandbox_dir) / "clusters" / alias
+        content = _stored_kafka_env(cluster_dir)
+        if content is not None and not broker_config.BrokerConfig(kafka_env=content).advertise_ip:
+            raise ValueError(f"the sandbox in {sandbox_dir} keeps {alias}'s Ambari configuration ({cluster_dir / STATE_FILE}) and its kafka-env "
+                             f"has no IP advertising: turn it on through Ambari (mirror.yml -e mirror_source_ip_advertising=true does it on "
+                             f"the primary), or use another --dir")
+
+
+def advertise_ip(cluster_dir: Path) -> bool:
+    """Store the snippet in the cluster's kafka-env and write broker-config.json to match; False when Ambari already had it.
+
+    Needs clusters/<alias>/ambari.json (written by `up`'s layout); runs before the emulator starts (it reads the state
+    file once, at its start)."""
+    cluster = AmbariCluster(json.loads((cluster_dir / "ambari.json").read_text()))
+    env = cluster.desired_properties("kafka-env")
+    changed = not broker_config.BrokerConfig(kafka_env=env.get("content", "")).advertise_ip
+    if changed:
+        stale = dict(cluster.state["stale"])
+        version = 1 + max(record["version"] for record in cluster.state["configs"]["kafka-env"].values())
+        cluster.set_desired_configs([{"type": "kafka-env", "tag": f"version{version}", "service_config_version_note": VERSION_NOTE,
+                                      "properties": {**env, "content": env.get("content", "") + IP_ADVERTISING_SNIPPET}}], user=cluster.username)
+        cluster.state["stale"] = stale  # the brokers first start with it: nothing runs an older configuration
+        cluster.save()
+    # What the emulator's executor writes for the brokers after a restart (sandbox/ambari/executor.py _apply_to_broker).
+    payload = {"kafka-broker": cluster.desired_properties("kafka-broker"), "kafka-env": cluster.desired_properties("kafka-env").get("content", "")}
+    path = cluster_dir / broker_config.FILE_NAME
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(payload, indent=1, sort_keys=True))
+    os.replace(tmp, path)
+    return changed
