@@ -76,6 +76,12 @@ INTEGRATION_WORKERS = int(os.environ.get("INTEGRATION_WORKERS", "4"))
 # so that none of them starts last and holds the stage up alone. The other files follow in path order. Only the order
 # depends on this list: a missing or stale entry costs time, never a test.
 LONGEST_FIRST = (
+    # The real-Kafka group (tests/integration/conftest.py REAL_KAFKA_GROUP: this file and the kafka/ files' apache cases, on
+    # one lab) first: it is the longest unit. Then the files with a real-Kafka lab of their own.
+    "tests/integration/real_kafka/test_real_kafka.py",
+    "tests/integration/differential/test_mm2_differential.py",
+    "tests/integration/real_kafka/test_newest_release.py",
+    "tests/integration/preflight/test_quick_start_inventory.py",
     # Per-file totals of a clean-clone `.ci/run` (2026-11-26, loaded machine), longest first; test_stale_state.py and the
     # failover files grew since (a rebuilt target, a crash and re-copy).
     "tests/integration/day_two/test_day_two.py",

@@ -51,7 +51,7 @@ def main(bootstrap, command, *args):
             admin.create_topics({args[0]: {"num_partitions": int(args[1]), "replication_factor": int(args[2])}})
             return {"created": args[0]}
         if command == "group":
-            offsets = admin.list_consumer_group_offsets(args[0])
+            offsets = admin.list_group_offsets(args[0]).get(args[0], {})
             return {"offsets": {f"{tp.topic}:{tp.partition}": meta.offset for tp, meta in offsets.items()}}
         if command == "configs":
             described = admin.describe_configs([ConfigResource("TOPIC", name) for name in args], config_filter="all").get("topic", {})
