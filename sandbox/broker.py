@@ -12,8 +12,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from sandbox import broker_config
@@ -47,8 +49,28 @@ def read_spec(cluster_dir: Path, broker_id: int = 0) -> BrokerSpec:
     return BrokerSpec(**json.loads(path.read_text()))
 
 
+ZOOKEEPER_WAIT_S = 180
+
+
+def wait_for_zookeeper(address: str, timeout: float = ZOOKEEPER_WAIT_S) -> None:
+    """Ambari starts ZooKeeper before the brokers; supervisord starts every program at once, and a broker that finds no
+    ZooKeeper within zookeeper.connection.timeout.ms exits (seen at load 20 on 2 cores: ZooKeeper's JVM took longer)."""
+    host, _sep, port = address.rpartition(":")
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with socket.create_connection((host, int(port)), timeout=2):
+                return
+        except OSError as exc:
+            if time.monotonic() > deadline:
+                raise FileNotFoundError(f"ZooKeeper at {address} did not accept connections within {timeout:.0f} s ({exc})") from None
+            time.sleep(0.5)
+
+
 def command_for(cluster_dir: Path, broker_id: int = 0) -> tuple:
     spec = read_spec(cluster_dir, broker_id)
+    if spec.zookeeper:
+        wait_for_zookeeper(spec.zookeeper)
     config = broker_config.load(cluster_dir)
     provider = get_provider(spec.provider)
     argv, env = provider.broker_command(spec, config)

@@ -3,7 +3,9 @@
 """What a sandbox broker starts with: clusters/<alias>/broker-config.json, written by the Ambari emulator.
 
 The file holds `{"kafka-broker": {server.properties keys}, "kafka-env": "<kafka-env.sh template>"}`.
-A missing file means HDInsight defaults: advertise the FQDN, auto.create.topics.enable=false.
+A missing file (no restart through Ambari yet) means the stock kafka-broker settings the Ambari emulator starts with
+(sandbox/ambari/defaults.py: HDInsight's, e.g. replication factor 3, min.insync.replicas 2, auto-create off) and no
+IP-advertising snippet: the FQDN is advertised.
 """
 from __future__ import annotations
 
@@ -38,7 +40,9 @@ class BrokerConfig:
 def load(cluster_dir: Path) -> BrokerConfig:
     path = Path(cluster_dir) / FILE_NAME
     if not path.exists():
-        return BrokerConfig()
+        from sandbox.ambari.defaults import kafka_broker  # the emulator's own first configuration, so both start the same
+
+        return BrokerConfig(properties={**kafka_broker([]), **HDINSIGHT_DEFAULTS})
     try:
         raw = json.loads(path.read_text())
     except ValueError as exc:

@@ -205,8 +205,9 @@ class ApacheProvider(Provider):
                 "listeners": f"{client},{internal},CONTROLLER://{spec.ip}:{CONTROLLER_PORT}",
             })
             del props["broker.id"]
-        props.update(self._LAB_KEYS)
         props.update({k: v for k, v in config.properties.items() if k not in self._SANDBOX_KEYS})
+        # After Ambari's: thread counts and buffers are the lab machine's, and change nothing a client sees.
+        props.update(self._LAB_KEYS)
         return "".join(f"{k}={v}\n" for k, v in props.items())
 
     def broker_command(self, spec: BrokerSpec, config: BrokerConfig) -> tuple:
