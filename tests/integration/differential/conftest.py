@@ -22,7 +22,6 @@ cleanly; then everything is read back. Waits are on what the run writes, with de
 """
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import signal
@@ -45,10 +44,6 @@ from tests.support.checkout import REPO, collections_path
 
 LAB_SUBNET = 44  # third octets 44 and 45 of the worker's net: no other test file uses them
 LAB_RELEASE = "3.9.2"  # the brokers of both clusters; every MirrorMaker release mirrors between them
-# The runbook's IP-advertising snippet (docs/reference/ambari-api.md) in each cluster's kafka-env before the brokers first
-# start: clusters/<alias>/broker-config.json is what every sandbox broker starts with (docs/development.md).
-IP_ADVERTISING = ('\n# Configure Kafka to advertise IP addresses instead of FQDN\nIP_ADDRESS=$(hostname -i)\n'
-                  'echo "advertised.listeners=PLAINTEXT://$IP_ADDRESS:9092" >> /usr/hdp/current/kafka-broker/conf/server.properties\n')
 # Real MirrorMaker 2's JVM, small and quick to start on a 2-core machine (tuning only: what it writes is the same).
 MM2_JVM_ENV = {"KAFKA_HEAP_OPTS": "-Xms64m -Xmx256m", "KAFKA_JVM_PERFORMANCE_OPTS": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Djava.awt.headless=true"}
 
@@ -469,13 +464,12 @@ def _read_back(run, source, target):
 def lab(tmp_path_factory, sandbox_net):
     """Two 3-broker Kafka 3.9.2 clusters (KRaft) advertising their IPs, on this worker's net, third octets LAB_SUBNET and + 1."""
     directory = tmp_path_factory.mktemp("differential-lab")
-    for alias in ("primary", "secondary"):
-        (directory / "clusters" / alias).mkdir(parents=True)
-        (directory / "clusters" / alias / "broker-config.json").write_text(json.dumps({"kafka-broker": {}, "kafka-env": IP_ADVERTISING}))
     started = time.monotonic()
     try:
+        # advertise_ip: the runbook's IP-advertising snippet in each cluster's kafka-env, stored by Ambari and what the
+        # brokers start with, so this process and MirrorMaker reach the brokers by IP (docs/development.md).
         state = api.up(directory, provider="apache", net=sandbox_net, subnet=LAB_SUBNET, node_mode="local",
-                       releases={"primary": LAB_RELEASE, "secondary": LAB_RELEASE}, kafka_version=LAB_RELEASE, timeout=240)
+                       releases={"primary": LAB_RELEASE, "secondary": LAB_RELEASE}, kafka_version=LAB_RELEASE, timeout=240, advertise_ip=True)
     except api.SandboxError as exc:
         pytest.fail(f"the differential test's lab (apache {LAB_RELEASE}, net {sandbox_net}, subnet {LAB_SUBNET}) did not start: {exc}")
     try:
