@@ -99,6 +99,12 @@ class Behaviour:
         return self.since(3, 1, 0)
 
     @property
+    def replicates_user_internal_topics(self):
+        """4.0.0+ (KIP-1074): ReplicationPolicy.isInternalTopic and the default topics.exclude cover only MM2's own internal
+        topics (isMM2InternalTopic) and Kafka's, no longer every `*.internal` / `*-internal` name."""
+        return self.since(4, 0, 0)
+
+    @property
     def exactly_once(self):
         """3.5.0+ (KIP-618 for MirrorMaker 2): `<target>.exactly.once.source.support = enabled`."""
         return self.since(3, 5, 0)

@@ -14,6 +14,9 @@ from __future__ import annotations
 import re
 
 TOPICS_EXCLUDE_DEFAULT = r".*[\-\.]internal, .*\.replica, __.*"
+# 4.0+ (KIP-1074, DefaultTopicFilter.TOPICS_EXCLUDE_DEFAULT in the 4.0.0 and 4.3.1 sources): only MM2's own internal topics,
+# so user topics named `*.internal` / `*-internal` are replicated.
+TOPICS_EXCLUDE_DEFAULT_4 = r"mm2.*\.internal, .*\.replica, __.*"
 GROUPS_EXCLUDE_DEFAULT = r"console-consumer-.*, connect-.*, __.*"
 CONFIG_PROPERTIES_EXCLUDE_DEFAULT = (r"follower\.replication\.throttled\.replicas, leader\.replication\.throttled\.replicas, "
                                      r"message\.timestamp\.difference\.max\.ms, message\.timestamp\.type, "

@@ -22,17 +22,19 @@ class ReplicationPolicy:
     IdentityReplicationPolicy's source.cluster.alias, which a connector passes with its own source alias.
     """
 
-    def __init__(self, separator=DEFAULT_SEPARATOR, identity=False, internal_separator=DEFAULT_SEPARATOR, source_alias=None):
+    def __init__(self, separator=DEFAULT_SEPARATOR, identity=False, internal_separator=DEFAULT_SEPARATOR, source_alias=None,
+                 only_mm2_internal=False):
         if not separator:
             raise ValueError("replication.policy.separator must not be empty")
         self.separator = separator
         self.identity = identity
         self.internal_separator = internal_separator
         self.source_alias = source_alias
+        self.only_mm2_internal = only_mm2_internal  # 4.0+ (KIP-1074): see is_internal_topic
 
     def for_source(self, source_alias):
         """The policy as a connector of the flow from `source_alias` configures it (source.cluster.alias)."""
-        return ReplicationPolicy(self.separator, self.identity, self.internal_separator, source_alias)
+        return ReplicationPolicy(self.separator, self.identity, self.internal_separator, source_alias, self.only_mm2_internal)
 
     @staticmethod
     def _looks_like_heartbeat(topic):
@@ -80,7 +82,18 @@ class ReplicationPolicy:
     def checkpoints_topic(self, cluster_alias):
         return cluster_alias + self.internal_separator + "checkpoints" + self._internal_suffix()
 
+    def is_mm2_internal_topic(self, topic):
+        """DefaultReplicationPolicy.isMM2InternalTopic (4.0+): `mm2...<sep>internal` or a checkpoints topic."""
+        return (topic.startswith("mm2") and topic.endswith(self._internal_suffix())) or topic.endswith(
+            self.internal_separator + "checkpoints" + self._internal_suffix())
+
     def is_internal_topic(self, topic):
-        """ReplicationPolicy.isInternalTopic: MM2's own (`<sep>internal`), Kafka's (`__`, leading '.') and Connect's."""
-        return (topic.endswith(self._internal_suffix()) or topic.startswith("__") or topic.startswith(".")
-                or topic.endswith("-internal") or topic.endswith(".internal"))
+        """ReplicationPolicy.isInternalTopic. Before 4.0: MM2's own (`<sep>internal`), Kafka's (`__`, leading '.') and every
+        name ending in `.internal` or `-internal`. From 4.0 (KIP-1074, KAFKA-17200; read in connect-mirror-client 4.0.0 and
+        4.3.1 sources): only MM2's own (isMM2InternalTopic) and Kafka's, so a user topic such as `audit.internal` is
+        replicated (the differential test's `ops.internal` topic grades it against real 4.3.1)."""
+        if topic.startswith("__") or topic.startswith("."):
+            return True
+        if self.only_mm2_internal:
+            return self.is_mm2_internal_topic(topic)
+        return topic.endswith(self._internal_suffix()) or topic.endswith("-internal") or topic.endswith(".internal")

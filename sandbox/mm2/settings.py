@@ -20,6 +20,7 @@ from sandbox.mm2.filters import (
     CONFIG_PROPERTIES_EXCLUDE_DEFAULT,
     GROUPS_EXCLUDE_DEFAULT,
     TOPICS_EXCLUDE_DEFAULT,
+    TOPICS_EXCLUDE_DEFAULT_4,
     ConfigPropertyFilter,
     IncludeExclude,
     TopicSelection,
@@ -148,7 +149,8 @@ def _policy(top, behaviour, path):
     internal = DEFAULT_SEPARATOR
     if behaviour.internal_topics_use_separator and top.get("replication.policy.internal.topic.separator.enabled", "true").strip().lower() != "false":
         internal = separator
-    return ReplicationPolicy(separator, policy_class == releases.IDENTITY_POLICY, internal)
+    return ReplicationPolicy(separator, policy_class == releases.IDENTITY_POLICY, internal,
+                             only_mm2_internal=behaviour.replicates_user_internal_topics)
 
 
 def _worker(props, target, aliases):
@@ -193,7 +195,8 @@ def load(path, only_clusters=None, release=releases.DEFAULT_RELEASE):
             if not enabled and str(settings.get("emit.heartbeats.enabled", "true")).strip().lower() != "true":
                 continue
             flow_policy = policy.for_source(source)
-            topic_filter = IncludeExclude(settings.get("topics", DEFAULTS["topics"]), _exclude(settings, "topics", TOPICS_EXCLUDE_DEFAULT))
+            exclude_default = TOPICS_EXCLUDE_DEFAULT_4 if behaviour.replicates_user_internal_topics else TOPICS_EXCLUDE_DEFAULT
+            topic_filter = IncludeExclude(settings.get("topics", DEFAULTS["topics"]), _exclude(settings, "topics", exclude_default))
             syncs_on_target = str(settings.get("offset-syncs.topic.location", "source")).strip() == "target"
             flows.append(Flow(
                 source, target, enabled, settings, _worker(props, target, aliases), behaviour, flow_policy,

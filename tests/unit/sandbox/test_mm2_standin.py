@@ -157,6 +157,22 @@ def test_is_internal_topic():
     assert not ReplicationPolicy().is_internal_topic("a_internal")  # '_internal' is internal only with the '_' separator
 
 
+def test_user_internal_topics_are_replicated_from_4_0(tmp_path):
+    """KIP-1074 (4.0): isInternalTopic and the default topics.exclude cover only MM2's own internal topics and Kafka's, so a
+    user topic named `*.internal` / `*-internal` is replicated by 4.x and skipped by every earlier release."""
+    text = PROPERTIES.replace("primary->secondary.topics = orders.*, payments", "primary->secondary.topics = .*").replace(
+        "primary->secondary.topics.exclude = orders\\\\.tmp\n", "")
+    user = ("ops.internal", "audit-internal")
+    mm2_own = ("mm2-offset-syncs.secondary.internal", "mm2-offsets.secondary.internal", "primary.checkpoints.internal",
+               "secondary.checkpoints.internal", "__consumer_offsets", ".hidden", "orders.replica")
+    for release, replicated in (((3, 9, 2), ()), ((4, 0, 0), user), ((4, 3, 1), user)):
+        flow = next(f for f in settings(tmp_path, text, release).flows if f.enabled)
+        assert tuple(t for t in (*user, *mm2_own, "orders") if flow.topics.replicates(t)) == (*replicated, "orders"), release
+    policy = ReplicationPolicy("_", internal_separator="_", only_mm2_internal=True)
+    assert policy.is_internal_topic("mm2-offset-syncs_b_internal") and policy.is_internal_topic("a_checkpoints_internal")
+    assert not policy.is_internal_topic("x.internal") and not policy.is_internal_topic("mm2-offset-syncs.b.internal")
+
+
 def test_default_policy_topic_source_splits_like_java():
     """DefaultReplicationPolicy.topicSource: String.split drops trailing empty strings, so "a." is not remote."""
     policy = ReplicationPolicy()
