@@ -30,8 +30,17 @@ def main(bootstrap, command, *args):
         return {"produced": int(args[1])}
     if command == "commit":
         group, topic, partition, offset = args[0], args[1], int(args[2]), int(args[3])
-        consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False, request_timeout_ms=10000)
-        consumer.commit({TopicPartition(topic, partition): OffsetAndMetadata(offset, "", -1)})
+        consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False, request_timeout_ms=30000)
+        # A real cluster's first commit creates __consumer_offsets (its coordinator is not ready at once): retry.
+        deadline = time.monotonic() + 180
+        while True:
+            try:
+                consumer.commit({TopicPartition(topic, partition): OffsetAndMetadata(offset, "", -1)})
+                break
+            except Exception:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(2)
         consumer.close()
         return {"committed": offset}
     if command == "keys":
