@@ -17,7 +17,7 @@ export ANSIBLE_COLLECTIONS_PATH := $(COLLECTIONS_PATH)
 export PATH := $(BIN):$(PATH)
 export PYTHONPATH := $(CURDIR)
 
-.PHONY: kafka-homes-demo kafka-homes-test venv machine-demo machine-test machine-bench bench demo test sanity units lint integration molecule sandbox-up sandbox-down sandbox-status build docs clean
+.PHONY: kafka-homes-demo kafka-homes-test oldest-runtime venv machine-demo machine-test machine-bench bench demo test sanity units lint integration molecule sandbox-up sandbox-down sandbox-status build docs clean
 
 venv: $(VENV)/.installed
 
@@ -41,6 +41,11 @@ kafka-homes-demo: venv
 kafka-homes-test: venv
 	$(BIN)/python -m sandbox.kafka_dist all
 
+# The oldest runtime the MirrorMaker host may have (Python 3.8, pyspark 3.5.9, Java 8 and 11), cached in
+# ~/.cache/kafkaops-mirror/oldest-runtime: tests/integration/mirror_validation/test_oldest_runtime.py runs the job on it.
+oldest-runtime: venv
+	$(BIN)/python -m tests.support.oldest_runtime --java all
+
 # The main job on the local sandbox (real Kafka 2.4.1 -> 3.2.0 and MirrorMaker 2 of 3.2.0 with PROVIDER=apache, the
 # default); the sandbox is stopped at the end unless KEEP=1.
 demo: venv machine-demo $(if $(filter apache,$(PROVIDER)),kafka-homes-demo)
@@ -54,12 +59,12 @@ demo: venv machine-demo $(if $(filter apache,$(PROVIDER)),kafka-homes-demo)
 	echo "demo: finished in $$(( $$(date +%s) - started )) s"; \
 	for report in $(CURDIR)/reports/*/report.html; do echo "demo: validation report: $$report (JSON: $${report%.html}.json)"; done
 
-test: venv machine-test kafka-homes-test
+test: venv machine-test kafka-homes-test oldest-runtime
 	$(BIN)/python -m tests.run_suite
 
 sanity units lint: venv machine-test
 
-integration molecule: venv machine-test kafka-homes-test
+integration molecule: venv machine-test kafka-homes-test oldest-runtime
 	$(BIN)/python -m tests.run_suite --only $@
 
 # bench/validation.py: the job against the raw read rate, the baseline revision and a kcat dump + sort + diff, same run.

@@ -82,6 +82,8 @@ LONGEST_FIRST = (
     "tests/integration/differential/test_mm2_differential.py",
     "tests/integration/real_kafka/test_newest_release.py",
     "tests/integration/preflight/test_quick_start_inventory.py",
+    "tests/integration/mirror/test_quick_start_hn0.py",
+    "tests/integration/mirror_validation/test_oldest_runtime.py",
     # Per-file totals of a clean-clone `.ci/run` (2026-11-26, loaded machine), longest first; test_stale_state.py and the
     # failover files grew since (a rebuilt target, a crash and re-copy).
     "tests/integration/day_two/test_day_two.py",
