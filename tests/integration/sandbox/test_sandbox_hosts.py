@@ -116,7 +116,7 @@ def test_sudo_writes_stay_on_the_node_and_survive_down_and_up(fresh_sandbox):
     assert machine_hosts() == machine_before
 
     uppers = [n["upper"] for c in state["clusters"].values() for n in c["nodes"] if "ssh" in n]
-    assert len(uppers) == 6 and all(processes.in_node(upper) for upper in uppers)
+    assert len(uppers) == 8 and all(processes.in_node(upper) for upper in uppers)  # hn0 and wn0-wn2 of each cluster
     api.down(state["dir"])
     assert [pid for upper in uppers for pid in processes.in_node(upper)] == [], "a node process outlived `down`"
     assert mounts_of(state["dir"]) == [], "a node mount outlived `down`"

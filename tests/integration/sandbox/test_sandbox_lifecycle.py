@@ -38,7 +38,9 @@ def test_up_status_up_again_down(fresh_sandbox, record_property):
     print(f"noida sandbox startup: {state['startup_seconds']} s")
     assert state["startup_seconds"] < STARTUP_LIMIT_S
     node_inits = {n["program"] for c in state["clusters"].values() for n in c["nodes"] if "program" in n}
-    assert node_inits == ({f"node-wn{k}-{short}" for k in range(3) for short in ("primar", "second")} if os.geteuid() == 0 else set())
+    # The head node and the workers of each cluster are hosts (ZooKeeper nodes stay name views).
+    assert node_inits == ({f"node-{kind}-{short}" for kind in ("hn0", "wn0", "wn1", "wn2") for short in ("primar", "second")}
+                          if os.geteuid() == 0 else set())
     assert set(state["processes"]) == {"primary-broker", "primary-ambari", "secondary-broker", "secondary-ambari", *node_inits}
     assert all(processes.alive(pid) for pid in recorded_pids(state))
     on_disk = json.loads((Path(state["dir"]) / "state.json").read_text())
@@ -195,9 +197,16 @@ def test_cli_up_status_down(tmp_path, sandbox_net):
         return subprocess.run([sys.executable, "-m", "sandbox", *args, "--dir", directory], cwd=REPO, capture_output=True, text=True, check=False, timeout=120)
 
     try:
-        first = run("up", "--net", str(sandbox_net), "--subnet", str(CLI_SUBNET), "--json")
+        # noida: the CLI's lifecycle, not its default provider's start-up (real Kafka, run by make demo and tests/integration/real_kafka).
+        first = run("up", "--provider", "noida", "--net", str(sandbox_net), "--subnet", str(CLI_SUBNET), "--json")
         assert first.returncode == 0, first.stderr
-        assert json.loads(first.stdout)["clusters"]["primary"]["bootstrap_servers"] == f"127.{sandbox_net}.{CLI_SUBNET}.10:9092"
+        state = json.loads(first.stdout)
+        assert state["clusters"]["primary"]["bootstrap_servers"] == f"127.{sandbox_net}.{CLI_SUBNET}.10:9092"
+        # The CLI puts MirrorMaker where HDInsight's runbooks do: the secondary's head node (the API's default is wn0).
+        assert state["mirrormaker_node"].startswith("hn0-second.")
+        inventory = yaml.safe_load((Path(directory) / "inventory.yml").read_text())["all"]["children"]
+        assert list(inventory["mirrormaker"]["hosts"]) == [state["mirrormaker_node"]]
+        assert state["mirrormaker_node"] not in inventory["secondary_kafka"]["hosts"]
         assert run("up", "--net", str(sandbox_net), "--subnet", str(CLI_SUBNET)).stdout.startswith(f"sandbox in {directory} is already running")
         assert run("status").returncode == 0
     finally:

@@ -1,0 +1,161 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The README's HDInsight quick start, as written, on real Apache Kafka: playbooks/mirror.yml with the README's inventory
+shape (issue 27 item 4) on a lab of its own (primary 2.4.1 with ZooKeeper, secondary 3.2.0, three brokers each, FQDNs
+advertised as HDInsight's brokers do):
+
+- MirrorMaker on the secondary's head node hn0, as HDInsight's runbooks run it (`up(mirrormaker_node="hn0")`): hn0 is in
+  group `mirrormaker` only, not in `secondary_kafka`;
+- bootstrap servers as FQDN:port (the primary's wn0 and wn1, the secondary's wn0), as in the README;
+- the runbook's aliases, primary-kafka-cluster and secondary-kafka-cluster.
+
+Read back with clients of its own: tests/support/read_back.py under a worker's python (the lab's FQDNs resolve only inside
+its nodes), MirrorMaker's program read from hn0's own supervisord inside the node, its JVM found in /proc and placed by its
+mount namespace, getent over SSH on hn0. The validation stage (Spark) is skipped: tests/integration/real_kafka runs it.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from sandbox import api, processes
+from sandbox.nodes import ssh_argv
+from tests.support.ansible_play import run_playbook
+from tests.support.checkout import REPO
+
+pytestmark = [pytest.mark.integration, pytest.mark.skipif(os.geteuid() != 0, reason="hn0 is an SSH host only as root (ssh node mode)")]
+
+PLAYBOOK = REPO / "playbooks" / "mirror.yml"
+READ_BACK = REPO / "tests" / "support" / "read_back.py"
+SUBNET = 46  # a lab of its own on the worker's net, third octets 46 and 47: no other test file uses them
+ALIASES = {"primary": "primary-kafka-cluster", "secondary": "secondary-kafka-cluster"}  # the runbook's, as in the README
+TOPIC, PARTITIONS, PER_PARTITION = "qs-orders", 3, 200
+SUMMARY_TASK = "kafkaops.mirror.preflight : Show the preflight summary"
+PLAN = {
+    "mirrormaker2_flows": [{"source": ALIASES["primary"], "target": ALIASES["secondary"], "topics": ["qs-.*"], "groups": ["qs-.*"],
+                            "refresh_topics_interval_seconds": 10, "refresh_groups_interval_seconds": 5}],
+    "mirrormaker2_health_timeout": 300, "mirrormaker2_health_poll_interval": 2,
+    # The lab's 2 cores: MirrorMaker's heap as small as its work allows (HDInsight's head nodes have GBs).
+    "mirrormaker2_heap_opts": "-Xms128m -Xmx384m",
+    "mirror_topics": "qs-.*",
+}
+
+
+def node(state: dict, alias: str, prefix: str) -> dict:
+    return next(n for n in state["clusters"][alias]["nodes"] if n["short"].startswith(f"{prefix}-"))
+
+
+def client(state: dict, alias: str, *args) -> dict:
+    """read_back.py on the cluster's wn1 (its own names resolve there, as on HDInsight's nodes)."""
+    cluster = state["clusters"][alias]
+    proc = subprocess.run([node(state, alias, "wn1")["python"], str(READ_BACK), cluster["bootstrap_servers"], *map(str, args)],
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def readme_inventory(state: dict, path: Path) -> Path:
+    """The sandbox's inventory (hosts, logins, the lab's MirrorMaker variables) in the README's shape: the README's bootstrap
+    lists as FQDN:port and the runbook's aliases."""
+    inventory = yaml.safe_load((Path(state["dir"]) / "inventory.yml").read_text())
+    groups = inventory["all"]["children"]
+    for alias, count in (("primary", 2), ("secondary", 1)):  # the README lists the primary's wn0 and wn1, the secondary's wn0
+        groups[f"{alias}_kafka"]["vars"]["kafka_cluster_alias"] = ALIASES[alias]
+        groups[f"{alias}_kafka"]["vars"]["kafka_bootstrap_servers"] = ",".join(
+            f"{broker['node']}:{broker['port']}" for broker in state["clusters"][alias]["brokers"][:count])
+    path.write_text(yaml.safe_dump(inventory, sort_keys=False))
+    return path
+
+
+def mirrormaker_jvms(node: dict) -> list:
+    """PIDs of the Apache MirrorMaker 2 JVMs inside `node`: the processes whose mount namespace holds the node's overlay."""
+    found = []
+    for pid in processes.in_node(node["upper"]):
+        try:
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"org.apache.kafka.connect.mirror.MirrorMaker" in argv:
+            found.append(pid)
+    return found
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory, sandbox_net):
+    directory = tmp_path_factory.mktemp("quick-start-hn0")
+    try:
+        state = api.up(directory, provider="apache", net=sandbox_net, subnet=SUBNET, mirrormaker_node="hn0", timeout=300)
+    except api.SandboxError as exc:
+        pytest.fail(f"the quick start's lab (apache, net {sandbox_net}, subnet {SUBNET}) did not start: {exc}")
+    try:
+        yield state
+    finally:
+        api.down(directory, timeout=90)
+
+
+def test_the_readme_quick_start_mirrors_with_mirrormaker_on_hn0(lab, tmp_path):
+    state = lab
+    hn0, wn0 = node(state, "secondary", "hn0"), node(state, "secondary", "wn0")
+    assert state["mirrormaker_node"] == hn0["name"] and "ssh" in hn0, "hn0 is an SSH host and the MirrorMaker node"
+    inventory = readme_inventory(state, tmp_path / "inventory.yml")
+    groups = yaml.safe_load(inventory.read_text())["all"]["children"]
+    assert list(groups["mirrormaker"]["hosts"]) == [hn0["name"]] and hn0["name"] not in groups["secondary_kafka"]["hosts"]
+    assert all(":" in server and not server.split(":")[0][0].isdigit()
+               for alias in ALIASES for server in groups[f"{alias}_kafka"]["vars"]["kafka_bootstrap_servers"].split(","))
+
+    client(state, "primary", "create", TOPIC, PARTITIONS, 3)
+    script = ("import sys; from kafka import KafkaProducer\n"
+              "p = KafkaProducer(bootstrap_servers=sys.argv[1], acks='all', linger_ms=5)\n"
+              f"[p.send('{TOPIC}', key=b'p%d-%d' % (n, i), value=b'v%d' % i, partition=n) for n in range({PARTITIONS}) for i in range({PER_PARTITION})]\n"
+              "p.flush(); p.close()\n")
+    subprocess.run([node(state, "primary", "wn1")["python"], "-c", script, state["clusters"]["primary"]["bootstrap_servers"]], check=True, timeout=300)
+    resolves_before = subprocess.run(ssh_argv(hn0, f"getent hosts {shlex.quote(state['clusters']['primary']['brokers'][0]['node'])}"),
+                                     capture_output=True, text=True, timeout=60, check=False)
+    assert resolves_before.returncode == 2, "hn0 knows the primary's names before hosts_sync"
+
+    started = time.monotonic()
+    play = run_playbook(PLAYBOOK, inventory=inventory, extra_vars=PLAN, skip_tags="mirror_validation", diff=True, timeout=2400)
+    print(f"mirror.yml on the quick start's inventory: {time.monotonic() - started:.0f} s")
+    assert not play.failed, play.stdout[-6000:]
+    first, gate = [entry["result"]["msg"] for entry in play.tasks if entry["task"] == SUMMARY_TASK]
+    assert any(line.startswith("NOTE ") and state["clusters"]["primary"]["brokers"][0]["node"] in line for line in first), first
+    assert not any(line.startswith(("NOTE ", "ERROR")) for line in gate), gate
+
+    # The remote topic and every record, read on the secondary by a client of this test's own.
+    remote = f"{ALIASES['primary']}.{TOPIC}"
+    deadline = time.monotonic() + 180
+    while True:
+        keys = client(state, "secondary", "keys", remote)["keys"]
+        arrived = {p: set(keys.get(str(p), [])) for p in range(PARTITIONS)}
+        if all(arrived[p] == {f"p{p}-{i}" for i in range(PER_PARTITION)} for p in range(PARTITIONS)) or time.monotonic() > deadline:
+            break
+        time.sleep(5)
+    for partition in range(PARTITIONS):
+        assert arrived[partition] == {f"p{partition}-{i}" for i in range(PER_PARTITION)}, (partition, len(arrived[partition]))
+    topics = client(state, "secondary", "topics")["topics"]
+    assert topics[remote] == {"partitions": PARTITIONS, "replication_factor": 3}
+    assert f"{ALIASES['primary']}.heartbeats" in topics
+
+    # MirrorMaker 2 runs on hn0: its program in hn0's own supervisord (read inside the node), its JVM in hn0's mount namespace.
+    supervisorctl = shlex.split(groups["mirrormaker"]["vars"]["mirrormaker2_supervisorctl"])
+    status = subprocess.run([hn0["exec"], *supervisorctl, "status", "kafka-mirrormaker2"], capture_output=True, text=True, timeout=60, check=False)
+    assert status.stdout.split()[:2] == ["kafka-mirrormaker2", "RUNNING"], status.stdout + status.stderr
+    on_wn0 = subprocess.run([wn0["exec"], *supervisorctl, "status"], capture_output=True, text=True, timeout=60, check=False)
+    assert "kafka-mirrormaker2" not in on_wn0.stdout, on_wn0.stdout
+    jvms = mirrormaker_jvms(hn0)
+    assert len(jvms) == 1 and processes.mount_namespace(jvms[0]) == hn0["mount_namespace"], jvms
+    assert mirrormaker_jvms(wn0) == []
+    hostname = subprocess.run([hn0["exec"], "hostname"], capture_output=True, text=True, timeout=30, check=True).stdout.strip()
+    assert hostname == hn0["short"]
+
+    # hosts_sync wrote hn0's hosts file: the primary's FQDNs resolve there now, read over SSH as the runbook's user would.
+    for broker in state["clusters"]["primary"]["brokers"]:
+        resolved = subprocess.run(ssh_argv(hn0, f"getent hosts {shlex.quote(broker['node'])}"), capture_output=True, text=True, timeout=60, check=False)
+        assert resolved.returncode == 0 and resolved.stdout.split()[0] == broker["host"], (broker, resolved.stdout)
