@@ -299,21 +299,30 @@ def _produce(bootstrap, run, counts, start, seconds=0.0, progress=None):
             progress["sent"] = sent
 
 
-def _commit_subscribed(bootstrap, group, offsets):
-    """A consumer group of the consumer protocol (subscribe, join, commit) committing {(topic, partition): offset}."""
+def _commit_subscribed(bootstrap, group, offsets, attempts=4, attempt_s=30):
+    """A consumer group of the consumer protocol (subscribe, join, commit) committing {(topic, partition): offset}.
+
+    A broker asked right after the topics were created may not know them yet (KRaft metadata reaches each broker on its own
+    time, slowly at a load of 20+); the leader then assigns nothing ("No partition metadata for topic"), and kafka-python did
+    not join again within 60 s even with a 1 s metadata_max_age_ms (seen with 3.9.2 brokers at loads of 20-60). So each
+    attempt is a fresh consumer with fresh metadata, `attempts` of `attempt_s` seconds."""
     topics = sorted({topic for topic, _ in offsets})
-    # metadata_max_age_ms: a broker asked right after the topics were created may not know them yet (KRaft metadata reaches
-    # each broker on its own time, slowly at a load of 20+); the leader then assigns nothing, and with the default 5 minutes
-    # the consumer would not ask again within the wait below (seen with 3.9.2 brokers: "No partition metadata for topic").
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False, auto_offset_reset="earliest",
-                             metadata_max_age_ms=1000)
-    try:
-        consumer.subscribe(topics)
-        _wait(lambda: consumer.poll(timeout_ms=200, max_records=1) is not None and len(consumer.assignment()) == len(offsets),
-              f"group {group}'s assignment", timeout_s=60, interval_s=0)
-        consumer.commit({TopicPartition(t, p): OffsetAndMetadata(o, "", -1) for (t, p), o in offsets.items()})
-    finally:
-        consumer.close()
+    for attempt in range(1, attempts + 1):
+        consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False, auto_offset_reset="earliest",
+                                 metadata_max_age_ms=1000)
+        try:
+            consumer.subscribe(topics)
+            try:
+                _wait(lambda c=consumer: c.poll(timeout_ms=200, max_records=1) is not None and len(c.assignment()) == len(offsets),
+                      f"group {group}'s assignment", timeout_s=attempt_s, interval_s=0)
+            except AssertionError:
+                if attempt == attempts:
+                    raise
+                continue
+            consumer.commit({TopicPartition(t, p): OffsetAndMetadata(o, "", -1) for (t, p), o in offsets.items()})
+            return
+        finally:
+            consumer.close()
 
 
 def _commit_simple(cluster, group, offsets):
