@@ -92,7 +92,8 @@ def sandbox_apache(tmp_path_factory, sandbox_net):
 def pytest_collection_modifyitems(items):
     """One xdist group per test file (a file's tests share module fixtures, as with --dist loadfile), except that every file
     with a test on the real-Kafka lab joins one group: one worker, one lab of eight JVMs instead of one per worker."""
-    real_files = {item.path for item in items if "sandbox_apache" in item.fixturenames}
+    # A test asks for the lab as a fixture, or (a provider parameter that picks its fixture at run time) by the real_kafka mark.
+    real_files = {item.path for item in items if "sandbox_apache" in item.fixturenames or item.get_closest_marker("real_kafka")}
     for item in items:
         item.add_marker(pytest.mark.xdist_group(REAL_KAFKA_GROUP if item.path in real_files else str(item.path)))
 

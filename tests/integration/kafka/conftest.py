@@ -14,7 +14,7 @@ from tests.support.kafka_targets import KafkaTarget, target_for
 PROVIDER_FIXTURES = {"noida": "sandbox", "tansu": "sandbox_tansu", "apache": "sandbox_apache"}
 
 
-@pytest.fixture(params=["apache", "noida", pytest.param("tansu", marks=pytest.mark.tansu)])
+@pytest.fixture(params=[pytest.param("apache", marks=pytest.mark.real_kafka), "noida", pytest.param("tansu", marks=pytest.mark.tansu)])
 def provider_state(request, mirror_host_ready, source_names_synced):
     state = request.getfixturevalue(PROVIDER_FIXTURES[request.param])
     mirror_host_ready(state)  # the role tests' plays run the modules on the MirrorMaker host
