@@ -76,8 +76,8 @@ INTEGRATION_WORKERS = int(os.environ.get("INTEGRATION_WORKERS", "4"))
 # so that none of them starts last and holds the stage up alone. The other files follow in path order. Only the order
 # depends on this list: a missing or stale entry costs time, never a test.
 LONGEST_FIRST = (
-    # The real-Kafka group (tests/integration/conftest.py REAL_KAFKA_GROUP: this file and the kafka/ files' apache cases, on
-    # one lab) first: it is the longest unit. Then the files with a real-Kafka lab of their own.
+    # The real-Kafka unit (tests/integration/conftest.py REAL_KAFKA_FILES: this file and the kafka/ files, on one lab) first:
+    # it is the longest unit. Then the files with a real-Kafka lab of their own.
     "tests/integration/real_kafka/test_real_kafka.py",
     "tests/integration/differential/test_mm2_differential.py",
     "tests/integration/real_kafka/test_newest_release.py",
@@ -208,8 +208,8 @@ def integration_workers() -> list[str]:
     """pytest-xdist options: one test file per unit (a file's tests share module fixtures), handed out in argument order."""
     if INTEGRATION_WORKERS <= 1:
         return []
-    # loadgroup: tests/integration/conftest.py gives each file its own group, and the files on the real-Kafka lab one group.
-    return ["-n", str(INTEGRATION_WORKERS), "--dist", "loadgroup", "--no-loadscope-reorder"]
+    # loadfile, with the files on the real-Kafka lab as one unit (tests/integration/conftest.py pytest_xdist_make_scheduler).
+    return ["-n", str(INTEGRATION_WORKERS), "--dist", "loadfile", "--no-loadscope-reorder"]
 
 
 def run_stage(name: str, stages: dict, out: Path, started_all: float) -> Outcome:
