@@ -1,0 +1,217 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The newest 4.x end to end, as a user runs it: primary Apache Kafka 3.9.2, secondary 4.3.1 (KRaft both), MirrorMaker 2 of
+4.3.1 on the secondary's wn0, on a real-Kafka lab of this module's own (third octets SUBNET and SUBNET + 1 of the worker's
+net; three brokers per cluster, SSH nodes as strict as HDInsight's).
+
+1. mirror.yml: the remote topic's records and replication factor read back independently; the MirrorMaker that runs is
+   Apache's 4.3.1 (its JVM found in /proc by its main class, the Kafka home it runs from seen through its own root), it
+   logs through the log4j2.yaml the role renders for 4.x (its log file fills), and its properties carry no *.blacklist key
+   (removed in 4.0).
+2. failover.yml, check mode then for real: check mode commits nothing; the real run stops MirrorMaker and commits the
+   group on the target at offsets that never skip a record it had not consumed.
+3. KIP-1074 (4.0): MirrorMaker 2 4.x replicates a user topic named `*.internal`; every earlier release skips it. Real
+   4.3.1 is checked here; the collection's own topic selection for it (mirror_validation, kafka_topics, the stale default
+   topics.exclude in plugins/module_utils/_mm2/patterns.py) is the strict xfail below, a product gap handed over.
+
+Every check reads state with clients of its own: tests/support/read_back.py under a node's python (the lab's FQDNs
+resolve only inside its nodes, as on HDInsight), /proc for the MirrorMaker JVM, the node's files for its log.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from sandbox import api
+from tests.support.ansible_play import run_playbook
+from tests.support.checkout import REPO
+
+pytestmark = [pytest.mark.integration, pytest.mark.spark,
+              pytest.mark.skipif(os.geteuid() != 0, reason="the lab's nodes are SSH hosts (root)")]
+
+SUBNET = 48  # a lab of its own on the worker's net, third octets 48 and 49: no other test file uses them
+RELEASES = {"primary": "3.9.2", "secondary": "4.3.1"}
+MIRROR, FAILOVER = REPO / "playbooks" / "mirror.yml", REPO / "playbooks" / "failover.yml"
+READ_BACK = REPO / "tests" / "support" / "read_back.py"
+ORDERS, PARTITIONS, PER_PARTITION = "nr-orders", 3, 300
+OPS = "nr-ops.internal"  # KIP-1074: replicated by 4.x only
+GROUP, CONSUMED = "nr-app", {0: 120, 1: 0, 2: 299}
+FLOW = {"source": "primary", "target": "secondary", "topics": ["nr-.*"], "groups": ["nr-.*"],
+        "refresh_topics_interval_seconds": 10, "refresh_groups_interval_seconds": 5, "emit_checkpoints_interval_seconds": 5}
+PLAN = {"mirrormaker2_flows": [FLOW], "mirrormaker2_health_timeout": 480, "mirrormaker2_health_poll_interval": 2,
+        # The lab's 2 cores: MirrorMaker's heap as small as its work allows (HDInsight's head nodes have GBs).
+        "mirrormaker2_heap_opts": "-Xms128m -Xmx384m",
+        "mirror_topics": "nr-.*", "mirror_validation_topics": "nr-.*", "mirror_validation_catch_up_timeout": 180}
+VALIDATION_REPORT = "kafkaops.mirror.mirror_validation : Keep the report as a fact"
+APPLY_TASK = "kafkaops.mirror.failover : Translate the groups' offsets and commit them on the target"
+PROPERTIES = Path("/etc/kafka-mirrormaker2/connect-mirror-maker.properties")
+APP_LOG = Path("/etc/kafka-mirrormaker2/logs/mirrormaker.log")
+
+
+class Lab:
+    def __init__(self, state: dict):
+        self.state = state
+        self.inventory = Path(state["dir"]) / "inventory.yml"
+
+    def node(self, alias: str, index: int) -> dict:
+        return next(n for n in self.state["clusters"][alias]["nodes"] if n["role"] == "worker" and n["short"].startswith(f"wn{index}-"))
+
+    def client(self, alias: str, *args, node: int = 1) -> dict:
+        """tests/support/read_back.py on a worker of `alias` (names resolve there as on that cluster's nodes)."""
+        proc = subprocess.run([self.node(alias, node)["python"], str(READ_BACK), self.state["clusters"][alias]["bootstrap_servers"], *map(str, args)],
+                              capture_output=True, text=True, timeout=240, check=False)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        return json.loads(proc.stdout.strip().splitlines()[-1])
+
+    def produce_keyed(self, topic: str, partitions: int, per_partition: int) -> None:
+        """`per_partition` records per partition keyed p<partition>-<index>: a key says where its record came from."""
+        script = ("import sys; from kafka import KafkaProducer\n"
+                  "p = KafkaProducer(bootstrap_servers=sys.argv[1], acks='all', linger_ms=5)\n"
+                  f"[p.send({topic!r}, key=b'p%d-%d' % (n, i), value=b'v%d' % i, partition=n) for n in range({partitions}) for i in range({per_partition})]\n"
+                  "p.flush(); p.close()\n")
+        subprocess.run([self.node("primary", 1)["python"], "-c", script, self.state["clusters"]["primary"]["bootstrap_servers"]],
+                       check=True, timeout=180)
+
+    def play(self, playbook: Path, check: bool = False, **extra):
+        return run_playbook(playbook, inventory=self.inventory, extra_vars={**PLAN, **extra}, check=check, diff=True, timeout=1200)
+
+    def mirrormaker_node_root(self) -> Path:
+        """The MirrorMaker node's files as it wrote them (its overlay's upper directory)."""
+        node = self.node("secondary", 0)
+        return Path(node["upper"])
+
+    def mirrormakers(self) -> list:
+        """(pid, argv) of every Apache MirrorMaker 2 JVM on this machine whose properties (read through the process's own
+        root) name this lab's secondary: other labs' MirrorMakers are this machine's processes too."""
+        ours = self.state["clusters"]["secondary"]["bootstrap_servers"].split(",")[0]
+        found = []
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                argv = [a.decode() for a in (entry / "cmdline").read_bytes().split(b"\0") if a]
+                if "org.apache.kafka.connect.mirror.MirrorMaker" not in argv:
+                    continue
+                properties = (entry / "root" / str(PROPERTIES).lstrip("/")).read_text()
+            except OSError:
+                continue
+            if ours in properties:
+                found.append((int(entry.name), argv))
+        return found
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory, sandbox_net, mirror_host_ready):
+    directory = tmp_path_factory.mktemp("newest-release-lab")
+    try:
+        state = api.up(directory, provider="apache", net=sandbox_net, subnet=SUBNET, releases=RELEASES, timeout=400)
+    except api.SandboxError as exc:
+        pytest.fail(f"the newest-release lab (apache {RELEASES}, net {sandbox_net}, subnet {SUBNET}) did not start: {exc}")
+    try:
+        assert state["kafka_version"] == "4.3.1", state["kafka_version"]  # MirrorMaker's home is the secondary's release
+        lab = Lab(state)
+        mirror_host_ready(state)
+        lab.client("primary", "create", ORDERS, PARTITIONS, 3)
+        lab.produce_keyed(ORDERS, PARTITIONS, PER_PARTITION)
+        lab.client("primary", "create", OPS, 1, 3)
+        lab.produce_keyed(OPS, 1, 20)
+        for partition, offset in CONSUMED.items():
+            lab.client("primary", "commit", GROUP, ORDERS, partition, offset)
+        yield lab
+    finally:
+        api.down(directory, timeout=120)
+
+
+def failure(play) -> str:
+    """The failed tasks' names and messages, then the end of the output (the whole output is in the play's log file)."""
+    failed = [f"{t['task']} on {t['host']}: {str(t['result'].get('msg', ''))[:1500]}" for t in play.tasks
+              if t["result"].get("failed") and not t["result"].get("ignore_errors")]
+    return "\n".join(failed) + "\n...\n" + play.stdout[-3000:]
+
+
+@pytest.fixture(scope="module")
+def mirrored(lab, tmp_path_factory):
+    """mirror.yml once for the module; every test below reads what it left."""
+    started = time.monotonic()
+    play = lab.play(MIRROR)
+    log = tmp_path_factory.mktemp("newest-release-plays") / "mirror.log"
+    log.write_text(play.stdout + play.stderr)
+    print(f"\nmirror.yml on 3.9.2 -> 4.3.1: {round(time.monotonic() - started, 1)} s (output: {log})")
+    return play
+
+
+def test_mirror_playbook_on_the_newest_release(lab, mirrored):
+    assert not mirrored.failed, failure(mirrored)
+    report = mirrored.task(VALIDATION_REPORT)["ansible_facts"]["mirror_validation_report"]
+    assert report["passed"], report
+
+    remote = f"primary.{ORDERS}"
+    topics = lab.client("secondary", "topics")["topics"]
+    assert topics[remote] == {"partitions": PARTITIONS, "replication_factor": 3}
+    keys = lab.client("secondary", "keys", remote)["keys"]
+    for partition in range(PARTITIONS):
+        assert sorted(set(keys[str(partition)])) == sorted(f"p{partition}-{i}" for i in range(PER_PARTITION)), partition
+
+    # The JVM that runs is Apache's MirrorMaker 2 from the node's 4.3.1 home, logging through the role's log4j2.yaml.
+    running = lab.mirrormakers()
+    assert len(running) == 1, running
+    pid, argv = running[0]
+    jars = {p.name for p in Path(f"/proc/{pid}/root/usr/hdp/current/kafka-broker/libs").glob("kafka-clients-*.jar")}
+    assert jars == {"kafka-clients-4.3.1.jar"}, jars
+    assert "-Dlog4j2.configurationFile=/etc/kafka-mirrormaker2/log4j2.yaml" in argv, argv
+    log = (lab.mirrormaker_node_root() / str(APP_LOG).lstrip("/")).read_text(errors="replace")
+    assert "Kafka version: 4.3.1" in log and "MirrorSourceConnector" in log, log[-2000:]
+    properties = (lab.mirrormaker_node_root() / str(PROPERTIES).lstrip("/")).read_text()
+    assert "blacklist" not in properties and "primary->secondary.enabled=true" in properties, properties
+
+
+def test_real_4x_mirrormaker_replicates_a_user_internal_topic(lab, mirrored):
+    """KIP-1074: 4.x replicates `nr-ops.internal` (the records arrive, read independently)."""
+    assert not mirrored.failed, failure(mirrored)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        keys = lab.client("secondary", "keys", f"primary.{OPS}")["keys"] if f"primary.{OPS}" in lab.client("secondary", "topics")["topics"] else {}
+        if sorted(keys.get("0", [])) == sorted(f"p0-{i}" for i in range(20)):
+            break
+        time.sleep(5)
+    assert sorted(keys.get("0", [])) == sorted(f"p0-{i}" for i in range(20)), keys
+
+
+@pytest.mark.xfail(strict=True, reason="product gap on 4.x (KIP-1074): the collection's default topics.exclude and isInternalTopic "
+                   "(plugins/module_utils/_mm2/patterns.py, roles/mirror_validation/files/mirror_validation/naming.py) are the "
+                   "pre-4.0 ones, so mirror_validation leaves out a user topic named *.internal that MirrorMaker 2 4.x copies")
+def test_validation_covers_the_user_internal_topic_4x_replicates(lab, mirrored):
+    assert not mirrored.failed, failure(mirrored)
+    report = mirrored.task(VALIDATION_REPORT)["ansible_facts"]["mirror_validation_report"]
+    assert OPS in {t["source_topic"] for t in report["topics"]}, [t["source_topic"] for t in report["topics"]]
+
+
+def test_failover_check_then_real_on_the_newest_release(lab, mirrored):
+    assert not mirrored.failed, failure(mirrored)
+    options = {"failover_pause": False, "failover_groups": ["nr-.*"], "failover_topics": ["nr-.*"], "failover_verify_window": PER_PARTITION,
+               "failover_lag_timeout": 120, "failover_lag_poll_interval": 1}
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:  # checkpoints every 5 s once MirrorMaker saw the group
+        preview = lab.play(FAILOVER, check=True, **options)
+        assert not preview.failed, failure(preview)
+        if {row["partition"] for row in preview.task(APPLY_TASK).get("offsets", []) if row["group"] == GROUP} == set(CONSUMED):
+            break
+        time.sleep(5)
+    assert lab.client("secondary", "group", GROUP)["offsets"] == {}, "check mode committed offsets"
+    assert len(lab.mirrormakers()) == 1, "check mode stopped MirrorMaker"
+
+    run = lab.play(FAILOVER, **options)
+    assert not run.failed, failure(run)
+    assert lab.mirrormakers() == [], "MirrorMaker still runs after the failover"
+    committed = lab.client("secondary", "group", GROUP)["offsets"]
+    keys = lab.client("secondary", "keys", f"primary.{ORDERS}")["keys"]
+    for partition, consumed in CONSUMED.items():
+        offset = committed[f"primary.{ORDERS}:{partition}"]
+        # The first record the group reads on the target is at or before its next unconsumed one: nothing skipped.
+        unread = keys[str(partition)][offset:]
+        assert {f"p{partition}-{i}" for i in range(consumed, PER_PARTITION)} <= set(unread), (partition, offset)
