@@ -529,7 +529,9 @@ def stand_in_heartbeats_topic(lab, release, workdir: Path, homes: Path) -> dict:
     try:
         _delete_heartbeats((source, target))
         engine.start()
-        _wait(lambda: "heartbeats" in source.topics() and "heartbeats" in target.topics(), "the stand-in's heartbeats topics", engine=engine)
+        # Described, not only listed: a broker may list a topic before its partitions reach the broker a describe asks (KRaft).
+        _wait(lambda: all("heartbeats" in cluster.describe(["heartbeats"]) for cluster in (source, target)), "the stand-in's heartbeats topics",
+              engine=engine)
         found = {}
         for side, cluster in (("primary", source), ("secondary", target)):
             partitions, replication = cluster.describe(["heartbeats"])["heartbeats"]
