@@ -32,6 +32,10 @@ def properties(state: dict) -> str:
         "checkpoints.topic.replication.factor = 1",
         "offset-syncs.topic.replication.factor = 1",
         "offset.storage.replication.factor = 1",
+        # Connect's other state topics default to 3 replicas too (DistributedConfig), which one broker refuses, as it would
+        # refuse real MirrorMaker 2.
+        "config.storage.replication.factor = 1",
+        "status.storage.replication.factor = 1",
         "",
     ])
 

@@ -37,6 +37,8 @@ def flow(sandbox, tmp_path_factory):
         "clusters=primary,secondary\n"
         f"primary.bootstrap.servers={primary}\nsecondary.bootstrap.servers={secondary}\n"
         "primary.offset.storage.replication.factor=1\nsecondary.offset.storage.replication.factor=1\n"
+        # Connect's config and status topics default to 3 replicas as well (DistributedConfig): one broker refuses them.
+        "config.storage.replication.factor=1\nstatus.storage.replication.factor=1\n"
         "replication.factor=1\nheartbeats.topic.replication.factor=1\ncheckpoints.topic.replication.factor=1\n"
         "offset-syncs.topic.replication.factor=1\n"
         "primary->secondary.enabled=true\nprimary->secondary.topics=mst-.*\n"

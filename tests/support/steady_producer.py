@@ -1,0 +1,62 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""A steady acks=all producer and an in-sync watch, run with a sandbox node's python (the lab's names resolve there, as a
+client's do on a cluster node); plain kafka-python, none of the collection's code.
+
+    python steady_producer.py BOOTSTRAP TOPIC STOP_FILE [RATE]
+
+Sends keyed records (key-<n>, value-<n>) to TOPIC at RATE per second (default 50) with acks=all, one at a time, until
+STOP_FILE exists; meanwhile samples every 100 ms which partitions of TOPIC are under-replicated (fewer in-sync replicas
+than replicas), with each sample's time. Prints one JSON line at the end: sent, acknowledged, failed sends (with their
+errors), the samples [[epoch ms, [partitions under-replicated]], ...] and the advertised brokers last seen.
+"""
+import json
+import os
+import sys
+import threading
+import time
+
+from kafka import KafkaAdminClient, KafkaProducer
+
+
+def watch(bootstrap, topic, stop, samples):
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=5000, client_id="steady-producer-watch")
+    try:
+        while not stop.is_set():
+            try:
+                described = admin.describe_topics([topic])[0]
+                under = sorted(p["partition"] for p in described["partitions"] if len(p["isr"]) < len(p["replicas"]))
+                samples.append([int(time.time() * 1000), under])
+            except Exception as exc:  # a broker going away mid-request: record that nothing was known then
+                samples.append([int(time.time() * 1000), None, repr(exc)[:200]])
+            time.sleep(0.1)
+    finally:
+        admin.close()
+
+
+def main(bootstrap, topic, stop_file, rate="50"):
+    producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", retries=2147483647, max_in_flight_requests_per_connection=1,
+                             request_timeout_ms=30000, delivery_timeout_ms=120000, linger_ms=0, client_id="steady-producer")
+    stop, samples = threading.Event(), []
+    watcher = threading.Thread(target=watch, args=(bootstrap, topic, stop, samples), daemon=True)
+    watcher.start()
+    sent = acknowledged = 0
+    failed = []
+    interval = 1.0 / float(rate)
+    while not os.path.exists(stop_file):
+        key = b"key-%d" % sent
+        try:
+            producer.send(topic, key=key, value=b"value-%d" % sent).get(timeout=130)
+            acknowledged += 1
+        except Exception as exc:
+            failed.append([sent, repr(exc)[:300]])
+        sent += 1
+        time.sleep(interval)
+    producer.close(timeout=30)
+    stop.set()
+    watcher.join(timeout=10)
+    print(json.dumps({"sent": sent, "acknowledged": acknowledged, "failed": failed, "samples": samples}))
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:])
