@@ -82,6 +82,7 @@ def main(argv: list | None = None) -> int:
     parser.add_argument("--advertise-ip", action="store_true",
                         help="the brokers start advertising their IP addresses: Ambari's kafka-env gets the runbook's IP-advertising snippet")
     parser.add_argument("--cluster", help="for `rebuild`: the cluster alias (primary or secondary) whose broker comes up again with its data wiped")
+    parser.add_argument("--timeout", type=float, help="seconds `up` waits for every program to answer (default: 300 for apache, 60 for the stand-ins)")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     args = parser.parse_args(argv)
     try:
@@ -91,7 +92,7 @@ def main(argv: list | None = None) -> int:
                 parser.error("--release takes ALIAS=VERSION, e.g. --release primary=2.4.1")
             result = api.up(args.dir, args.provider, args.net, names={"primary": args.primary_name, "secondary": args.secondary_name},
                             subnet=args.subnet, node_mode=args.node_mode, kafka_version=args.kafka_version, releases=releases,
-                            mirrormaker_node=args.mirrormaker_node, advertise_ip=args.advertise_ip)
+                            mirrormaker_node=args.mirrormaker_node, advertise_ip=args.advertise_ip, timeout=args.timeout)
             return _emit(args, result, _print_up)
         if args.command == "down":
             result = api.down(args.dir)

@@ -89,13 +89,17 @@ def _ensure_topics(bootstrap: str) -> list:
     from confluent_kafka.admin import AdminClient, NewTopic
 
     admin = AdminClient({"bootstrap.servers": bootstrap})
-    existing = admin.list_topics(timeout=10).topics
+    metadata = admin.list_topics(timeout=10)
+    existing = metadata.topics
+    # HDInsight's replication factor 3 where the cluster has three brokers (real Kafka, whose stock min.insync.replicas 2
+    # refuses acks=all writes to a single replica), 1 on the single-broker stand-ins.
+    replicas = min(3, len(metadata.brokers))
     missing = [t for t in TOPICS if t.name not in existing]
     wrong = [f"{t.name} has {len(existing[t.name].partitions)} partitions, seed wants {t.partitions}"
              for t in TOPICS if t.name in existing and len(existing[t.name].partitions) != t.partitions]
     if wrong:
         raise RuntimeError("cannot seed over differently shaped topics: " + "; ".join(wrong) + " (delete them or start a fresh sandbox)")
-    futures = admin.create_topics([NewTopic(t.name, t.partitions, 1, config=dict(t.configs)) for t in missing], operation_timeout=10) if missing else {}
+    futures = admin.create_topics([NewTopic(t.name, t.partitions, replicas, config=dict(t.configs)) for t in missing], operation_timeout=10) if missing else {}
     for name, future in futures.items():
         future.result()
     return [t.name for t in missing]
