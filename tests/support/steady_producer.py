@@ -3,15 +3,15 @@
 """A steady acks=all producer and an in-sync watch, run with a sandbox node's python (the lab's names resolve there, as a
 client's do on a cluster node); plain kafka-python, none of the collection's code.
 
-    python steady_producer.py BOOTSTRAP TOPIC STOP_FILE [RATE]
+    python steady_producer.py BOOTSTRAP TOPIC [RATE]
 
-Sends keyed records (key-<n>, value-<n>) to TOPIC at RATE per second (default 50) with acks=all, one at a time, until
-STOP_FILE exists; meanwhile samples every 100 ms which partitions of TOPIC are under-replicated (fewer in-sync replicas
+Sends keyed records (key-<n>, value-<n>) to TOPIC at RATE per second (default 50) with acks=all, one at a time, until it
+receives SIGTERM (a node's own mount namespace may not see a stop file the test writes); meanwhile samples every 100 ms which partitions of TOPIC are under-replicated (fewer in-sync replicas
 than replicas), with each sample's time. Prints one JSON line at the end: sent, acknowledged, failed sends (with their
 errors), the samples [[epoch ms, [partitions under-replicated]], ...] and the advertised brokers last seen.
 """
 import json
-import os
+import signal
 import sys
 import threading
 import time
@@ -34,7 +34,9 @@ def watch(bootstrap, topic, stop, samples):
         admin.close()
 
 
-def main(bootstrap, topic, stop_file, rate="50"):
+def main(bootstrap, topic, rate="50"):
+    stopping = threading.Event()
+    signal.signal(signal.SIGTERM, lambda _signum, _frame: stopping.set())
     producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", retries=2147483647, max_in_flight_requests_per_connection=1,
                              request_timeout_ms=30000, delivery_timeout_ms=120000, linger_ms=0, client_id="steady-producer")
     stop, samples = threading.Event(), []
@@ -43,7 +45,7 @@ def main(bootstrap, topic, stop_file, rate="50"):
     sent = acknowledged = 0
     failed = []
     interval = 1.0 / float(rate)
-    while not os.path.exists(stop_file):
+    while not stopping.is_set():
         key = b"key-%d" % sent
         try:
             producer.send(topic, key=key, value=b"value-%d" % sent).get(timeout=130)

@@ -86,14 +86,14 @@ class Lab:
     def play(self, playbook: Path, check: bool = False, tags: str | None = None, **extra):
         return run_playbook(playbook, inventory=self.inventory, extra_vars={**PLAN, **extra}, check=check, tags=tags, diff=True, timeout=1200)
 
-    def steady_producer(self, alias: str, topic: str, stop_file: Path, rate: int = 50) -> subprocess.Popen:
+    def steady_producer(self, alias: str, topic: str, rate: int = 50) -> subprocess.Popen:
         cluster = self.state["clusters"][alias]
         return subprocess.Popen([self.node(alias, 2)["python"], str(SUPPORT / "steady_producer.py"), cluster["bootstrap_servers"], topic,
-                                 str(stop_file), str(rate)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                 str(rate)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def stop_producer(process: subprocess.Popen, stop_file: Path) -> dict:
-    stop_file.touch()
+def stop_producer(process: subprocess.Popen) -> dict:
+    process.send_signal(signal.SIGTERM)  # the node's python execs down to the interpreter: this PID is the producer's
     stdout, stderr = process.communicate(timeout=600)  # a send in flight finishes first (up to its 130 s timeout)
     assert process.returncode == 0, stderr[-3000:]
     return json.loads(stdout.strip().splitlines()[-1])
@@ -177,16 +177,15 @@ def test_failover_preview_then_apply_never_skips_a_record(lab):
         assert {f"p{partition}-{i}" for i in range(consumed, PER_PARTITION)} <= set(unread), (partition, offset)
 
 
-def test_rolling_restart_under_an_acks_all_producer(lab, tmp_path):
+def test_rolling_restart_under_an_acks_all_producer(lab):
     lab.client("primary", "create", STEADY, 6, 3)
     before = {entry["request_id"] for entry in lab.restarts("primary")}
-    stop_file = tmp_path / "stop"
-    producer = lab.steady_producer("primary", STEADY, stop_file)
+    producer = lab.steady_producer("primary", STEADY)
     try:
         time.sleep(3)
         play = lab.play(MIRROR, tags="ambari_kafka", mirror_source_ip_advertising=True, ambari_kafka_poll_interval=0.5)
     finally:
-        result = stop_producer(producer, stop_file)
+        result = stop_producer(producer)
     assert not play.failed, play.stdout[-5000:]
     assert result["failed"] == [] and result["acknowledged"] == result["sent"] > 100, result["failed"][:5]
 
@@ -206,9 +205,8 @@ def test_rolling_restart_under_an_acks_all_producer(lab, tmp_path):
     assert len({k for batch in keys.values() for k in batch}) == result["acknowledged"]
 
 
-def test_brokers_killed_while_mirroring_lose_nothing(lab, tmp_path):
-    stop_file = tmp_path / "stop"
-    producer = lab.steady_producer("primary", STEADY, stop_file, rate=100)
+def test_brokers_killed_while_mirroring_lose_nothing(lab):
+    producer = lab.steady_producer("primary", STEADY, rate=100)
     try:
         time.sleep(5)
         for alias, broker_id in (("secondary", 1), ("primary", 2)):
@@ -221,7 +219,7 @@ def test_brokers_killed_while_mirroring_lose_nothing(lab, tmp_path):
             probes.wait_for(lambda b=broker: probes.kafka_metadata(b["host"], b["port"]), f"{program} back", deadline)
         time.sleep(5)
     finally:
-        result = stop_producer(producer, stop_file)
+        result = stop_producer(producer)
     assert result["failed"] == [], result["failed"][:5]
     play = lab.play(MIRROR, tags="mirror_validation")
     assert not play.failed, play.stdout[-5000:]
