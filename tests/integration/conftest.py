@@ -79,7 +79,7 @@ def sandbox_apache(tmp_path_factory, sandbox_net):
     uses it runs on one worker (REAL_KAFKA_FILES), so a test run starts it once."""
     directory = tmp_path_factory.mktemp("sandbox-apache")
     try:
-        state = api.up(directory, provider="apache", net=sandbox_net, subnet=APACHE_SUBNET, timeout=180)
+        state = api.up(directory, provider="apache", net=sandbox_net, subnet=APACHE_SUBNET, timeout=600)
     except api.SandboxError as exc:
         pytest.fail(f"sandbox (apache, net {sandbox_net}, subnet {APACHE_SUBNET}) did not start: {exc}")
     try:

@@ -492,7 +492,7 @@ def lab(tmp_path_factory, sandbox_net):
         # advertise_ip: the runbook's IP-advertising snippet in each cluster's kafka-env, stored by Ambari and what the
         # brokers start with, so this process and MirrorMaker reach the brokers by IP (docs/development.md).
         state = api.up(directory, provider="apache", net=sandbox_net, subnet=LAB_SUBNET, node_mode="local",
-                       releases={"primary": LAB_RELEASE, "secondary": LAB_RELEASE}, kafka_version=LAB_RELEASE, timeout=240, advertise_ip=True)
+                       releases={"primary": LAB_RELEASE, "secondary": LAB_RELEASE}, kafka_version=LAB_RELEASE, timeout=600, advertise_ip=True)
     except api.SandboxError as exc:
         pytest.fail(f"the differential test's lab (apache {LAB_RELEASE}, net {sandbox_net}, subnet {LAB_SUBNET}) did not start: {exc}")
     try:

@@ -91,7 +91,7 @@ def mirrormaker_jvms(node: dict) -> list:
 def lab(tmp_path_factory, sandbox_net):
     directory = tmp_path_factory.mktemp("quick-start-hn0")
     try:
-        state = api.up(directory, provider="apache", net=sandbox_net, subnet=SUBNET, mirrormaker_node="hn0", timeout=300)
+        state = api.up(directory, provider="apache", net=sandbox_net, subnet=SUBNET, mirrormaker_node="hn0", timeout=600)
     except api.SandboxError as exc:
         pytest.fail(f"the quick start's lab (apache, net {sandbox_net}, subnet {SUBNET}) did not start: {exc}")
     try:

@@ -109,7 +109,7 @@ class Lab:
 def lab(tmp_path_factory, sandbox_net, mirror_host_ready):
     directory = tmp_path_factory.mktemp("newest-release-lab")
     try:
-        state = api.up(directory, provider="apache", net=sandbox_net, subnet=SUBNET, releases=RELEASES, timeout=400)
+        state = api.up(directory, provider="apache", net=sandbox_net, subnet=SUBNET, releases=RELEASES, timeout=600)
     except api.SandboxError as exc:
         pytest.fail(f"the newest-release lab (apache {RELEASES}, net {sandbox_net}, subnet {SUBNET}) did not start: {exc}")
     try:
