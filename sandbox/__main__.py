@@ -76,9 +76,9 @@ def main(argv: list | None = None) -> int:
     parser.add_argument("--release", action="append", default=[], metavar="ALIAS=VERSION",
                         help=f"apache: a cluster's Kafka release, repeatable (default: "
                              f"{' '.join(f'{a}={v}' for a, v in api.DEFAULT_RELEASES.items())}; one of {', '.join(api.kafka_dist.RELEASES)})")
-    parser.add_argument("--mirrormaker-node", default=CLI_MIRRORMAKER_NODE,
+    parser.add_argument("--mirrormaker-node",
                         help="the secondary's node of the mirrormaker group: hn0 (its head node, as HDInsight's runbooks run MirrorMaker) "
-                             "or wn0..wn2 (default: %(default)s; a sandbox directory keeps the node it started with)")
+                             f"or wn0..wn2 (default: the node a sandbox directory started with, else {CLI_MIRRORMAKER_NODE})")
     parser.add_argument("--advertise-ip", action="store_true",
                         help="the brokers start advertising their IP addresses: Ambari's kafka-env gets the runbook's IP-advertising snippet")
     parser.add_argument("--cluster", help="for `rebuild`: the cluster alias (primary or secondary) whose broker comes up again with its data wiped")
@@ -92,7 +92,8 @@ def main(argv: list | None = None) -> int:
                 parser.error("--release takes ALIAS=VERSION, e.g. --release primary=2.4.1")
             result = api.up(args.dir, args.provider, args.net, names={"primary": args.primary_name, "secondary": args.secondary_name},
                             subnet=args.subnet, node_mode=args.node_mode, kafka_version=args.kafka_version, releases=releases,
-                            mirrormaker_node=args.mirrormaker_node, advertise_ip=args.advertise_ip, timeout=args.timeout)
+                            mirrormaker_node=args.mirrormaker_node or (None if api.read_state(args.dir) else CLI_MIRRORMAKER_NODE),
+                            advertise_ip=args.advertise_ip, timeout=args.timeout)
             return _emit(args, result, _print_up)
         if args.command == "down":
             result = api.down(args.dir)

@@ -93,14 +93,16 @@ def _mirrormaker_choices(cluster: Cluster) -> dict:
     return {node.short.split("-", 1)[0]: node for node in _host_nodes(cluster)}
 
 
-def _mirrormaker_node(target: Cluster, requested: str, existing: dict | None) -> str:
-    """The FQDN of the target's node that runs MirrorMaker; checked before anything is written or started."""
+def _mirrormaker_node(target: Cluster, requested: str | None, existing: dict | None) -> str:
+    """The FQDN of the target's node that runs MirrorMaker; checked before anything is written or started. None: the node
+    the directory ran it on, else DEFAULT_MIRRORMAKER_NODE."""
     choices = _mirrormaker_choices(target)
+    kept = (existing or {}).get("mirrormaker_node")
+    requested = requested or (kept.split("-", 1)[0] if kept else DEFAULT_MIRRORMAKER_NODE)
     if requested not in choices:
         raise ValueError(f"--mirrormaker-node {requested!r}: choose one of the secondary's nodes {', '.join(choices)} "
                          f"(hn0, its head node, as HDInsight's runbooks do; wn0 its first worker)")
     name = choices[requested].name
-    kept = (existing or {}).get("mirrormaker_node")
     if kept and kept.split("-", 1)[0] != requested:
         # Its node keeps MirrorMaker's program, files and Kafka home across down/up: another node would start a second one.
         raise ValueError(f"the sandbox in {existing['dir']} ran MirrorMaker on {kept}; bring it up again with --mirrormaker-node "
@@ -239,7 +241,7 @@ def _host_entries(state: dict) -> list:
 
 def up(sandbox_dir=DEFAULT_DIR, provider: str = "noida", net: int = 0, names: dict | None = None, timeout: float | None = None, subnet: int = 1,
        node_mode: str | None = None, kafka_version: str | None = None, releases: dict | None = None,
-       mirrormaker_node: str = DEFAULT_MIRRORMAKER_NODE, advertise_ip: bool = False) -> dict:
+       mirrormaker_node: str | None = None, advertise_ip: bool = False) -> dict:
     """Bring both clusters up (or report the running sandbox in `sandbox_dir`) and return the state dict.
 
     `subnet` is the primary's third octet (the secondary's is subnet + 1): 1 as documented; tests that
@@ -249,7 +251,7 @@ def up(sandbox_dir=DEFAULT_DIR, provider: str = "noida", net: int = 0, names: di
     the apache provider (default: the secondary's), the version the stand-in's home claims with the others (default
     DEFAULT_KAFKA_VERSION). `releases`: alias -> Kafka release of each cluster's brokers (apache only; DEFAULT_RELEASES).
     `mirrormaker_node`: the secondary's node of the `mirrormaker` group, `hn0` (its head node, as HDInsight's runbooks) or
-    `wn0`..`wn2` (DEFAULT_MIRRORMAKER_NODE); a directory keeps the one it started with. `advertise_ip`: both clusters'
+    `wn0`..`wn2`; None: the one the directory started with, else DEFAULT_MIRRORMAKER_NODE. `advertise_ip`: both clusters'
     brokers start advertising their IP addresses, Ambari's stored kafka-env holding the runbook's IP-advertising snippet (a
     new config version, as after the runbook's step and a restart); a directory whose Ambari lacks it is refused.
     """
