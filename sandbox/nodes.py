@@ -192,7 +192,7 @@ def write_host(sandbox_dir: Path, cluster: Cluster, node: Node, service_accounts
     _write_script(directory / "exec", _EXEC_WRAPPER.format(**fields))
     _write_script(directory / "python", _HOST_PYTHON_WRAPPER.format(**fields))
     program = Program(f"node-{node.tag}", [shutil.which("unshare") or "unshare", "--mount", "--uts", "--propagation", "private",
-                                             python, "-m", "sandbox.node_init", str(directory / "node.json")])
+                                           python, "-m", "sandbox.node_init", str(directory / "node.json")])
     entry = {
         "name": node.name, "short": node.short, "ip": node.ip, "role": node.role,
         "hosts_file": str(directory / "upper" / "etc" / "hosts"),

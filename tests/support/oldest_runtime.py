@@ -90,7 +90,7 @@ def cache_root() -> Path:
 
 def _run(command, what, error=RuntimeBuildError, **kwargs):
     try:
-        result = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT_S, **kwargs)
+        result = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT_S, check=False, **kwargs)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise error("%s: %s" % (what, exc)) from None
     if result.returncode != 0:

@@ -306,7 +306,7 @@ def _commit_subscribed(bootstrap, group, offsets, attempts=4, attempt_s=30):
     time, slowly at a load of 20+); the leader then assigns nothing ("No partition metadata for topic"), and kafka-python did
     not join again within 60 s even with a 1 s metadata_max_age_ms (seen with 3.9.2 brokers at loads of 20-60). So each
     attempt is a fresh consumer with fresh metadata, `attempts` of `attempt_s` seconds."""
-    topics = sorted({topic for topic, _ in offsets})
+    topics = sorted({topic for topic, _partition in offsets})
     for attempt in range(1, attempts + 1):
         consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False, auto_offset_reset="earliest",
                                  metadata_max_age_ms=1000)

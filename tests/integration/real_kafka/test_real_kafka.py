@@ -195,8 +195,8 @@ def test_rolling_restart_under_an_acks_all_producer(lab):
     for previous, current in zip(restarts, restarts[1:]):
         assert previous["started_ms"] <= current["stopped_ms"], "two brokers were down at once"
         known = [s for s in samples if s[0] < current["stopped_ms"]]
-        assert known and known[-1][1] == [], (f"{current['host_name']} stopped while partitions {known[-1][1] if known else '?'} were "
-                                               f"under-replicated")
+        under = known[-1][1] if known else "?"
+        assert known and known[-1][1] == [], f"{current['host_name']} stopped while partitions {under} were under-replicated"
     # Ambari's snippet reached the real brokers: each now tells clients its IP address.
     for broker in lab.state["clusters"]["primary"]["brokers"]:
         advertised = {b.host for b in probes.kafka_metadata(broker["host"], broker["port"])}
@@ -228,5 +228,6 @@ def test_brokers_killed_while_mirroring_lose_nothing(lab):
     steady = next(t for t in report["topics"] if t["source_topic"] == STEADY)
     assert steady["missing"] == 0 and steady["source_records"] >= result["acknowledged"], steady
     target = lab.client("secondary", "keys", f"primary.{STEADY}")["keys"]
-    assert len({k for batch in target.values() for k in batch}) == len({k for batch in lab.client("primary", "keys", STEADY)["keys"].values()
+    source = lab.client("primary", "keys", STEADY)["keys"]
+    assert {k for batch in target.values() for k in batch} == {k for batch in source.values() for k in batch} == len({k for batch in lab.client("primary", "keys", STEADY)["keys"].values()
                                                                          for k in batch})

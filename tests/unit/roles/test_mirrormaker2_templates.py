@@ -48,7 +48,8 @@ def directives(unit):
 def test_systemd_unit_uses_only_what_systemd_237_knows():
     unit = render("mirrormaker2.service.j2")
     used = directives(unit)
-    assert {name for name, _ in used} <= SYSTEMD_237, {name for name, _ in used} - SYSTEMD_237
+    names = {name for name, _value in used}
+    assert names <= SYSTEMD_237, names - SYSTEMD_237
     outputs = {value for name, value in used if name in ("StandardOutput", "StandardError")}
     assert outputs <= OUTPUT_237, outputs
     assert "append:" not in unit and "file:" not in unit.split("[Service]")[1].split("Environment")[0]

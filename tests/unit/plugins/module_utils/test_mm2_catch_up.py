@@ -53,7 +53,7 @@ def test_long_estimates_read_in_hours_and_days():
 
 
 def test_nothing_copied_is_stuck():
-    verdict = run([flow([20000]) for _ in range(5)])
+    verdict = run([flow([20000]) for _poll in range(5)])
     assert verdict["verdict"] == STUCK and verdict["eta_s"] is None
     assert verdict["reason"].startswith("no record reached the target in the last 10 s of the wait (lag 80000 records)")
 
