@@ -99,16 +99,18 @@ def stop_producer(process: subprocess.Popen) -> dict:
     return json.loads(stdout.strip().splitlines()[-1])
 
 
-def mirrormaker_processes() -> list:
-    """(pid, argv) of every Apache MirrorMaker 2 JVM on this machine (the node's processes are this machine's too)."""
+def mirrormaker_processes(mount_namespace: str) -> list:
+    """(pid, argv) of the Apache MirrorMaker 2 JVMs in one node's mount namespace (the node's processes are this machine's
+    too; other labs of the same test run have MirrorMakers of their own)."""
     found = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
                 argv = (entry / "cmdline").read_bytes().split(b"\0")
+                namespace = os.readlink(entry / "ns" / "mnt")
             except OSError:
                 continue
-            if b"org.apache.kafka.connect.mirror.MirrorMaker" in argv:
+            if b"org.apache.kafka.connect.mirror.MirrorMaker" in argv and namespace == mount_namespace:
                 found.append((int(entry.name), [a.decode() for a in argv if a]))
     return found
 
@@ -149,7 +151,9 @@ def test_runbook_migration_on_real_kafka(lab):
     # offset syncs are on the source, 3.2.0's default location).
     assert topics["primary.checkpoints.internal"]["replication_factor"] == 3
     assert lab.client("primary", "topics")["topics"]["mm2-offset-syncs.secondary.internal"]["replication_factor"] == 3
-    running = [argv for _pid, argv in mirrormaker_processes() if "/etc/kafka-mirrormaker2/connect-mirror-maker.properties" in argv]
+    node = next(n for n in lab.state["clusters"]["secondary"]["nodes"] if n["name"] == lab.state["mirrormaker_node"])
+    running = [argv for _pid, argv in mirrormaker_processes(node["mount_namespace"])
+               if "/etc/kafka-mirrormaker2/connect-mirror-maker.properties" in argv]
     assert len(running) == 1, running
     assert any(arg.endswith("/libs/*") for arg in running[0]), running[0]
 
