@@ -63,6 +63,7 @@ test: venv machine-test kafka-homes-test oldest-runtime
 	$(BIN)/python -m tests.run_suite
 
 sanity units lint: venv machine-test
+	$(BIN)/python -m tests.run_suite --only $@
 
 integration molecule: venv machine-test kafka-homes-test oldest-runtime
 	$(BIN)/python -m tests.run_suite --only $@
