@@ -6,9 +6,10 @@ client's do on a cluster node); plain kafka-python, none of the collection's cod
     python steady_producer.py BOOTSTRAP TOPIC [RATE]
 
 Sends keyed records (key-<n>, value-<n>) to TOPIC at RATE per second (default 50) with acks=all, one at a time, until it
-receives SIGTERM (a node's own mount namespace may not see a stop file the test writes); meanwhile samples every 100 ms which partitions of TOPIC are under-replicated (fewer in-sync replicas
-than replicas), with each sample's time. Prints one JSON line at the end: sent, acknowledged, failed sends (with their
-errors), the samples [[epoch ms, [partitions under-replicated]], ...] and the advertised brokers last seen.
+receives SIGTERM (a node's own mount namespace may not see a stop file the test writes); meanwhile samples every 100 ms
+which partitions of TOPIC are under-replicated (fewer in-sync replicas than replicas), with each sample's time. Prints one
+JSON line at the end: sent, acknowledged, failed sends (with their errors) and the samples [[epoch ms, [partitions
+under-replicated]], ...].
 """
 import json
 import signal
