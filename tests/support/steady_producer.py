@@ -26,7 +26,8 @@ def watch(bootstrap, topic, stop, samples):
         while not stop.is_set():
             try:
                 described = admin.describe_topics([topic])[0]
-                under = sorted(p["partition"] for p in described["partitions"] if len(p["isr"]) < len(p["replicas"]))
+                # kafka-python 3's DescribeTopics fields: partition_index, replica_nodes, isr_nodes.
+                under = sorted(p["partition_index"] for p in described["partitions"] if len(p["isr_nodes"]) < len(p["replica_nodes"]))
                 samples.append([int(time.time() * 1000), under])
             except Exception as exc:  # a broker going away mid-request: record that nothing was known then
                 samples.append([int(time.time() * 1000), None, repr(exc)[:200]])

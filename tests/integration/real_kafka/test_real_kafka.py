@@ -196,6 +196,7 @@ def test_rolling_restart_under_an_acks_all_producer(lab):
     restarts = sorted((e for e in lab.restarts("primary") if e["request_id"] not in before), key=lambda e: e["stopped_ms"])
     assert sorted(e["host_name"] for e in restarts) == sorted(b["node"] for b in lab.state["clusters"]["primary"]["brokers"])
     samples = [s for s in result["samples"] if s[1] is not None]
+    assert len(samples) > len(result["samples"]) / 2, f"the in-sync watch failed: {[s for s in result['samples'] if s[1] is None][:3]}"
     for previous, current in zip(restarts, restarts[1:]):
         assert previous["started_ms"] <= current["stopped_ms"], "two brokers were down at once"
         known = [s for s in samples if s[0] < current["stopped_ms"]]
