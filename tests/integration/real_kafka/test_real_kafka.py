@@ -99,7 +99,12 @@ def _without(brokers: list, broker_id: int) -> None:
 
 def stop_producer(process: subprocess.Popen) -> dict:
     process.send_signal(signal.SIGTERM)  # the node's python execs down to the interpreter: this PID is the producer's
-    stdout, stderr = process.communicate(timeout=600)  # a send in flight finishes first (up to its 130 s timeout)
+    try:
+        stdout, stderr = process.communicate(timeout=600)  # a send in flight finishes first (up to its 130 s timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()  # never leave it producing after the test
+        process.communicate()
+        raise
     assert process.returncode == 0, stderr[-3000:]
     return json.loads(stdout.strip().splitlines()[-1])
 
