@@ -162,6 +162,8 @@ def _cluster_layout(sandbox_dir: Path, cluster: Cluster, provider_name: str, lay
         "hosts": [{"host_name": node.name, "ip": node.ip, "components": components[node.role]} for node in cluster.nodes],
         "broker_config_file": str(cluster_dir / "broker-config.json"),
         "restart_commands": restart_commands,
+        # A single-broker stand-in cluster: a restart of any worker's KAFKA_BROKER restarts its one broker, as before.
+        **({"restart_command": next(iter(restart_commands.values()))} if len(restart_commands) == 1 else {}),
         "state_file": str(cluster_dir / "ambari-state.json"),
     }
     _write_json(cluster_dir / "ambari.json", ambari_config)
