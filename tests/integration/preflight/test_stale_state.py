@@ -306,7 +306,7 @@ def test_classic_case_deploy_mirrors_and_leaves_offset_syncs_and_checkpoints(reb
     assert not play.failed, play.stdout[-4000:]
     # Read back: every record on the target (the role's health wait allowed no lag), the group checkpointed, the syncs.
     assert record_keys(lab.secondary, CL_REMOTE) == record_keys(lab.primary, CL_TOPIC)
-    assert wait_for(lambda: {p: u for p, (u, _d) in latest_checkpoints(lab.secondary).items()} == CL_COMMITTED, 30), latest_checkpoints(lab.secondary)
+    assert wait_for(lambda: {p: u for p, (u, _d) in latest_checkpoints(lab.secondary).items()} == CL_COMMITTED, 90), latest_checkpoints(lab.secondary)
     syncs = latest_syncs(lab.primary)
     assert set(syncs) == set(range(CL_PARTITIONS)) and all(d < CL_PER_PARTITION for _u, d in syncs.values()), syncs
     status = lab.status()
@@ -314,7 +314,7 @@ def test_classic_case_deploy_mirrors_and_leaves_offset_syncs_and_checkpoints(reb
     assert status["stale_state"] == [] and status["lag_total"] == 0
     # MirrorMaker committed its position (the last copied source offset) in its offsets topic on the target.
     last = {p: CL_PER_PARTITION - 1 for p in range(CL_PARTITIONS)}
-    assert wait_for(lambda: committed_positions(lab.secondary) == last, 30), committed_positions(lab.secondary)
+    assert wait_for(lambda: committed_positions(lab.secondary) == last, 90), committed_positions(lab.secondary)
     lab.facts.update(pid=lab.mirrormaker_pid(), syncs=syncs)
 
 
@@ -397,7 +397,7 @@ def test_classic_case_redeploy_after_the_fix_leaves_nothing_stale(rebuilt_lab):
     syncs = latest_syncs(lab.primary)
     ends = end_offsets(lab.secondary, CL_REMOTE)
     assert set(syncs) == set(range(CL_PARTITIONS)) and all(d < ends[p] for p, (_u, d) in syncs.items()), (syncs, ends)
-    assert wait_for(lambda: {p: u for p, (u, _d) in latest_checkpoints(lab.secondary).items()} == CL_MOVED, 30), latest_checkpoints(lab.secondary)
+    assert wait_for(lambda: {p: u for p, (u, _d) in latest_checkpoints(lab.secondary).items()} == CL_MOVED, 90), latest_checkpoints(lab.secondary)
     checkpoints = latest_checkpoints(lab.secondary)
     assert all(d <= ends[p] for p, (_u, d) in checkpoints.items()), (checkpoints, ends)
     status = lab.status()
