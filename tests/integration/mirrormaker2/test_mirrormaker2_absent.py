@@ -177,7 +177,8 @@ def test_absent_removes_what_the_role_wrote_and_keeps_the_rest(node):
     assert status.returncode == 4 and "no such process" in status.stdout, status.stdout
     assert gone(pid)
     assert not node.exists(PROGRAM_FILE)
-    assert node.listing(CONFIG_DIR) == ["operator-notes.txt"], "absent removed a file it did not write, or left one it did"
+    left = node.run("ls", "-la", f"{CONFIG_DIR}/logs").stdout
+    assert node.listing(CONFIG_DIR) == ["operator-notes.txt"], f"absent removed a file it did not write, or left one it did; logs/: {left}"
     assert node.accounts() == node.accounts_before
     nothing_more_arrives(node, 30)
 
