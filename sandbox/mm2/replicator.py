@@ -121,9 +121,17 @@ class SourceReplicator:
         """WorkerSourceTask's offset commit (every offset.flush.interval.ms and at a clean stop); 3.7+ also sends delayed syncs."""
         self.next_flush = (now or time.monotonic()) + self.flush_interval_s
         if self.copied and not self.flow.exactly_once:
-            for key, value, partition in self._progress_records(self.copied):
-                self.producer.send(self.worker.offsets_topic, key=key, value=value, partition=partition)
-            self.producer.flush()
+            try:
+                for key, value, partition in self._progress_records(self.copied):
+                    self.producer.send(self.worker.offsets_topic, key=key, value=value, partition=partition)
+                self.producer.flush()
+            except (KafkaError, ValueError) as exc:
+                # WorkerSourceTask.commitOffsets: a failed flush is logged, its offsets are kept for the next commit and the
+                # task copies on (nor are delayed syncs sent). Seen when the target was rebuilt under a running MirrorMaker:
+                # the offsets topic came back auto-created with fewer partitions than the key's murmur2 partition. The Java
+                # producer waits max.block.ms for that partition and fails the send; kafka-python raises ValueError at once.
+                LOG.error("%s: failed to commit offsets to %s: %s; kept for the next commit", self.flow.name, self.worker.offsets_topic, exc)
+                return
             self.committed.update(self.copied)
             self.copied = {}
         self._send_syncs(self.syncs.committed())

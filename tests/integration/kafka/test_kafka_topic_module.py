@@ -163,9 +163,11 @@ def test_copy_from_makes_target_topics_match_the_source(provider_state, source, 
         {"name": f"{stem}-tmp", "partitions": 1},
     ]))
     args = dict(copy_from=dict(bootstrap_servers=source.bootstrap_servers, topics=f"{stem}-.*", exclude=".*-tmp", rename_prefix="primary."))
+    # The source topic took its cluster's default replication factor (1 on a stand-in, 3 on the three-broker apache lab).
+    source_replication = source.topics()[f"{stem}-orders"]["replication_factor"]
     planned = target.run("kafka_topic", args, check=True, diff=True)
     assert planned["changed"] and planned["created"] == [f"primary.{stem}-orders"]
-    assert planned["changes"][f"primary.{stem}-orders"]["after"] == {"partitions": 4, "replication_factor": 1, "configs": {"retention.ms": "3600000"}}
+    assert planned["changes"][f"primary.{stem}-orders"]["after"] == {"partitions": 4, "replication_factor": source_replication, "configs": {"retention.ms": "3600000"}}
     assert f"primary.{stem}-orders" not in target.topics()
 
     applied = target.run("kafka_topic", args)

@@ -267,10 +267,12 @@ def committed_positions(bootstrap):
     if CL_PROGRESS not in kafka_io.topics(bootstrap):
         return {}
     found = {}
-    for key, value, _headers, _timestamp in kafka_io.read_all(bootstrap, CL_PROGRESS).get(0, []):
-        source_partition = json.loads(key)[1]
-        if source_partition["topic"] == CL_TOPIC and value:
-            found[source_partition["partition"]] = json.loads(value)["offset"]
+    # Connect's offsets topic has 25 partitions; one key always lands in one partition, so its last value there is the latest.
+    for records in kafka_io.read_all(bootstrap, CL_PROGRESS).values():
+        for key, value, _headers, _timestamp in records:
+            source_partition = json.loads(key)[1]
+            if source_partition.get("topic") == CL_TOPIC and value:  # other connectors key by group or cluster pair
+                found[source_partition["partition"]] = json.loads(value)["offset"]
     return found
 
 

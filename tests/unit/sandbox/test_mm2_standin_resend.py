@@ -132,3 +132,36 @@ def test_a_retriable_error_is_sent_again_too(tmp_path, monkeypatch):
 def test_other_errors_still_end_the_task(tmp_path, monkeypatch):
     with pytest.raises(InvalidTopicError):
         copy_one_poll(tmp_path, monkeypatch, {2: InvalidTopicError()})
+
+
+class OffsetsTopicGone(RefusingProducer):
+    """Takes the copy; a send to Connect's offsets topic fails as kafka-python fails it for a partition the topic lacks."""
+
+    def __init__(self):
+        super().__init__({})
+        self.gone = True
+
+    def send(self, topic, key=None, value=None, headers=None, partition=0, timestamp_ms=None):
+        if self.gone and topic.startswith("mm2-offsets."):
+            raise ValueError(f"Unrecognized partition {partition} for topic {topic}")
+        return super().send(topic, key, value, headers, partition, timestamp_ms)
+
+
+def test_a_failed_offset_commit_is_logged_and_kept_for_the_next_commit(tmp_path, monkeypatch, caplog):
+    monkeypatch.setattr(replicator_module.time, "sleep", lambda _s: None)
+    path = tmp_path / "mm2.properties"
+    path.write_text(PROPERTIES)
+    flow = next(f for f in load(str(path), None, (3, 9, 0)).flows if f.enabled)
+    producer = OffsetsTopicGone()
+    poll = {TopicPartition("orders", 0): [Record(o) for o in range(0, 4)]}
+    target = Cluster(producer=producer)
+    copy = SourceReplicator(flow, Cluster({"orders": 1}, [poll], RefusingProducer({})), target, Cluster(producer=RefusingProducer({})),
+                            ConnectWorker(flow, target))
+    copy.start()
+    assert copy.step(10, now=copy.next_flush - 1) == 4
+    copy.commit_offsets()  # the target lost the offsets topic's partition: the task copies on
+    assert "failed to commit offsets" in caplog.text and copy.copied == {("orders", 0): 3} and ("orders", 0) not in copy.committed
+    producer.gone = False
+    copy.commit_offsets()
+    assert copy.committed[("orders", 0)] == 3 and copy.copied == {}
+    assert any(topic.startswith("mm2-offsets.") for topic, _partition in producer.log)
