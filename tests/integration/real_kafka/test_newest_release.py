@@ -19,17 +19,16 @@ resolve only inside its nodes, as on HDInsight), /proc for the MirrorMaker JVM, 
 """
 from __future__ import annotations
 
-import json
 import os
-import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
 from sandbox import api
-from tests.support.ansible_play import run_playbook
 from tests.support.checkout import REPO
+from tests.support.real_lab import MM2_PROPERTIES as PROPERTIES
+from tests.support.real_lab import RealLab
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark,
               pytest.mark.skipif(os.geteuid() != 0, reason="the lab's nodes are SSH hosts (root)")]
@@ -37,7 +36,6 @@ pytestmark = [pytest.mark.integration, pytest.mark.spark,
 SUBNET = 48  # a lab of its own on the worker's net, third octets 48 and 49: no other test file uses them
 RELEASES = {"primary": "3.9.2", "secondary": "4.3.1"}
 MIRROR, FAILOVER = REPO / "playbooks" / "mirror.yml", REPO / "playbooks" / "failover.yml"
-READ_BACK = REPO / "tests" / "support" / "read_back.py"
 ORDERS, PARTITIONS, PER_PARTITION = "nr-orders", 3, 300
 OPS = "nr-ops.internal"  # KIP-1074: replicated by 4.x only
 GROUP, CONSUMED = "nr-app", {0: 120, 1: 0, 2: 299}
@@ -49,60 +47,7 @@ PLAN = {"mirrormaker2_flows": [FLOW], "mirrormaker2_health_timeout": 480, "mirro
         "mirror_topics": "nr-.*", "mirror_validation_topics": "nr-.*", "mirror_validation_catch_up_timeout": 180}
 VALIDATION_REPORT = "kafkaops.mirror.mirror_validation : Keep the report as a fact"
 APPLY_TASK = "kafkaops.mirror.failover : Translate the groups' offsets and commit them on the target"
-PROPERTIES = Path("/etc/kafka-mirrormaker2/connect-mirror-maker.properties")
 APP_LOG = Path("/etc/kafka-mirrormaker2/logs/mirrormaker.log")
-
-
-class Lab:
-    def __init__(self, state: dict):
-        self.state = state
-        self.inventory = Path(state["dir"]) / "inventory.yml"
-
-    def node(self, alias: str, index: int) -> dict:
-        return next(n for n in self.state["clusters"][alias]["nodes"] if n["role"] == "worker" and n["short"].startswith(f"wn{index}-"))
-
-    def client(self, alias: str, *args, node: int = 1) -> dict:
-        """tests/support/read_back.py on a worker of `alias` (names resolve there as on that cluster's nodes)."""
-        proc = subprocess.run([self.node(alias, node)["python"], str(READ_BACK), self.state["clusters"][alias]["bootstrap_servers"], *map(str, args)],
-                              capture_output=True, text=True, timeout=240, check=False)
-        assert proc.returncode == 0, proc.stderr[-3000:]
-        return json.loads(proc.stdout.strip().splitlines()[-1])
-
-    def produce_keyed(self, topic: str, partitions: int, per_partition: int) -> None:
-        """`per_partition` records per partition keyed p<partition>-<index>: a key says where its record came from."""
-        script = ("import sys; from kafka import KafkaProducer\n"
-                  "p = KafkaProducer(bootstrap_servers=sys.argv[1], acks='all', linger_ms=5)\n"
-                  f"[p.send({topic!r}, key=b'p%d-%d' % (n, i), value=b'v%d' % i, partition=n) for n in range({partitions}) for i in range({per_partition})]\n"
-                  "p.flush(); p.close()\n")
-        subprocess.run([self.node("primary", 1)["python"], "-c", script, self.state["clusters"]["primary"]["bootstrap_servers"]],
-                       check=True, timeout=180)
-
-    def play(self, playbook: Path, check: bool = False, **extra):
-        return run_playbook(playbook, inventory=self.inventory, extra_vars={**PLAN, **extra}, check=check, diff=True, timeout=1200)
-
-    def mirrormaker_node_root(self) -> Path:
-        """The MirrorMaker node's files as it wrote them (its overlay's upper directory)."""
-        node = self.node("secondary", 0)
-        return Path(node["upper"])
-
-    def mirrormakers(self) -> list:
-        """(pid, argv) of every Apache MirrorMaker 2 JVM on this machine whose properties (read through the process's own
-        root) name this lab's secondary: other labs' MirrorMakers are this machine's processes too."""
-        ours = self.state["clusters"]["secondary"]["bootstrap_servers"].split(",")[0]
-        found = []
-        for entry in Path("/proc").iterdir():
-            if not entry.name.isdigit():
-                continue
-            try:
-                argv = [a.decode() for a in (entry / "cmdline").read_bytes().split(b"\0") if a]
-                if "org.apache.kafka.connect.mirror.MirrorMaker" not in argv:
-                    continue
-                properties = (entry / "root" / str(PROPERTIES).lstrip("/")).read_text()
-            except OSError:
-                continue
-            if ours in properties:
-                found.append((int(entry.name), argv))
-        return found
 
 
 @pytest.fixture(scope="module")
@@ -114,7 +59,7 @@ def lab(tmp_path_factory, sandbox_net, mirror_host_ready):
         pytest.fail(f"the newest-release lab (apache {RELEASES}, net {sandbox_net}, subnet {SUBNET}) did not start: {exc}")
     try:
         assert state["kafka_version"] == "4.3.1", state["kafka_version"]  # MirrorMaker's home is the secondary's release
-        lab = Lab(state)
+        lab = RealLab(state, PLAN)
         mirror_host_ready(state)
         lab.client("primary", "create", ORDERS, PARTITIONS, 3)
         lab.produce_keyed(ORDERS, PARTITIONS, PER_PARTITION)

@@ -1,0 +1,102 @@
+# -*- coding: utf-8 -*-
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""A real-Kafka lab (sandbox provider apache) as the integration tests drive it: playbooks against its inventory, and
+clients of their own to read its state back.
+
+The lab's FQDNs resolve only inside its nodes, as on HDInsight, so the read-back clients (read_back.py,
+steady_producer.py) run under a worker node's python; MirrorMaker's JVM is found in /proc, Ambari's restart log by a
+fresh GET to the emulator.
+"""
+from __future__ import annotations
+
+import base64
+import json
+import subprocess
+import urllib.request
+from pathlib import Path
+
+from tests.support.ansible_play import run_playbook
+from tests.support.checkout import REPO
+
+SUPPORT = REPO / "tests" / "support"
+MM2_MAIN_CLASS = "org.apache.kafka.connect.mirror.MirrorMaker"
+MM2_PROPERTIES = Path("/etc/kafka-mirrormaker2/connect-mirror-maker.properties")
+
+
+class RealLab:
+    """One lab's state (sandbox.api.up's answer) and the extra vars every play of a test module starts from."""
+
+    def __init__(self, state: dict, plan: dict):
+        self.state = state
+        self.plan = plan
+        self.inventory = Path(state["dir"]) / "inventory.yml"
+
+    def node(self, alias: str, index: int) -> dict:
+        return next(n for n in self.state["clusters"][alias]["nodes"] if n["role"] == "worker" and n["short"].startswith(f"wn{index}-"))
+
+    def client(self, alias: str, *args, node: int = 1) -> dict:
+        """tests/support/read_back.py on a worker of `alias` (names resolve there as on that cluster's nodes)."""
+        cluster = self.state["clusters"][alias]
+        proc = subprocess.run([self.node(alias, node)["python"], str(SUPPORT / "read_back.py"), cluster["bootstrap_servers"], *map(str, args)],
+                              capture_output=True, text=True, timeout=240, check=False)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        return json.loads(proc.stdout.strip().splitlines()[-1])
+
+    def produce_keyed(self, topic: str, partitions: int, per_partition: int) -> None:
+        """`per_partition` records per partition of the primary's `topic`, keyed p<partition>-<index>: a key says where its
+        record came from."""
+        script = ("import sys; from kafka import KafkaProducer\n"
+                  "p = KafkaProducer(bootstrap_servers=sys.argv[1], acks='all', linger_ms=5)\n"
+                  f"[p.send({topic!r}, key=b'p%d-%d' % (n, i), value=b'v%d' % i, partition=n) for n in range({partitions}) for i in range({per_partition})]\n"
+                  "p.flush(); p.close()\n")
+        subprocess.run([self.node("primary", 1)["python"], "-c", script, self.state["clusters"]["primary"]["bootstrap_servers"]],
+                       check=True, timeout=180)
+
+    def play(self, playbook: Path, check: bool = False, tags: str | None = None, **extra):
+        return run_playbook(playbook, inventory=self.inventory, extra_vars={**self.plan, **extra}, check=check, tags=tags, diff=True, timeout=1200)
+
+    def supervisorctl(self, *args) -> str:
+        return subprocess.run([*self.state["supervisorctl"], *args], capture_output=True, text=True, timeout=120, check=False).stdout
+
+    def broker_pid(self, alias: str, broker_id: int) -> int:
+        program = self.state["clusters"][alias]["brokers"][broker_id]["program"]
+        return int(self.supervisorctl("pid", program).strip())
+
+    def restarts(self, alias: str) -> list:
+        """Ambari's restart log of the cluster, by a fresh GET to its emulator."""
+        ambari = self.state["clusters"][alias]["ambari"]
+        request = urllib.request.Request(f"{ambari['url']}/_sandbox/restarts", headers={
+            "Authorization": "Basic " + base64.b64encode(f"{ambari['username']}:{ambari['password']}".encode()).decode(),
+            "X-Requested-By": "tests"})
+        with urllib.request.urlopen(request, timeout=10) as reply:
+            return json.loads(reply.read())["restarts"]
+
+    def steady_producer(self, alias: str, topic: str, rate: int = 50) -> subprocess.Popen:
+        cluster = self.state["clusters"][alias]
+        return subprocess.Popen([self.node(alias, 2)["python"], str(SUPPORT / "steady_producer.py"), cluster["bootstrap_servers"], topic,
+                                 str(rate)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def mirrormaker_node_root(self) -> Path:
+        """The MirrorMaker node's files as it wrote them (its overlay's upper directory)."""
+        node = next(n for n in self.state["clusters"]["secondary"]["nodes"] if n["name"] == self.state["mirrormaker_node"])
+        return Path(node["upper"])
+
+    def mirrormakers(self) -> list:
+        """(pid, argv) of every Apache MirrorMaker 2 JVM on this machine whose properties (read through the process's own
+        root) name this lab's secondary: other labs' MirrorMakers are this machine's processes too."""
+        ours = self.state["clusters"]["secondary"]["bootstrap_servers"].split(",")[0]
+        found = []
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                argv = [a.decode() for a in (entry / "cmdline").read_bytes().split(b"\0") if a]
+                if MM2_MAIN_CLASS not in argv:
+                    continue
+                properties = (entry / "root" / str(MM2_PROPERTIES).lstrip("/")).read_text()
+            except OSError:
+                continue
+            if ours in properties:
+                found.append((int(entry.name), argv))
+        return found
