@@ -99,17 +99,23 @@ class Cluster:
         return {"topic": {resource.name: {} for resource in resources}}
 
 
-def copy_one_poll(tmp_path, monkeypatch, refuse):
+def started_copy(tmp_path, monkeypatch, poll, producer):
+    """The flow primary->secondary's copy, started, with one poll of `poll` to copy into `producer`."""
     monkeypatch.setattr(replicator_module.time, "sleep", lambda _s: None)
     path = tmp_path / "mm2.properties"
     path.write_text(PROPERTIES)
     flow = next(f for f in load(str(path), None, (3, 9, 0)).flows if f.enabled)
+    target = Cluster(producer=producer)
+    source = Cluster({tp.topic: max(p.partition for p in poll) + 1 for tp in poll}, [poll], RefusingProducer({}))
+    copy = SourceReplicator(flow, source, target, Cluster(producer=RefusingProducer({})), ConnectWorker(flow, target))
+    copy.start()
+    return copy
+
+
+def copy_one_poll(tmp_path, monkeypatch, refuse):
     producer = RefusingProducer(refuse)
     poll = {TopicPartition("orders", 0): [Record(o) for o in range(0, 4)], TopicPartition("orders", 1): [Record(o) for o in range(10, 13)]}
-    target = Cluster(producer=producer)
-    copy = SourceReplicator(flow, Cluster({"orders": 2}, [poll], RefusingProducer({})), target, Cluster(producer=RefusingProducer({})),
-                            ConnectWorker(flow, target))
-    copy.start()
+    copy = started_copy(tmp_path, monkeypatch, poll, producer)
     producer.sends = 0  # count the sends of the copy only (start() may write Connect's offsets topic)
     copied = copy.step(10, now=copy.next_flush - 1)
     return copied, producer.log
@@ -148,16 +154,8 @@ class OffsetsTopicGone(RefusingProducer):
 
 
 def test_a_failed_offset_commit_is_logged_and_kept_for_the_next_commit(tmp_path, monkeypatch, caplog):
-    monkeypatch.setattr(replicator_module.time, "sleep", lambda _s: None)
-    path = tmp_path / "mm2.properties"
-    path.write_text(PROPERTIES)
-    flow = next(f for f in load(str(path), None, (3, 9, 0)).flows if f.enabled)
     producer = OffsetsTopicGone()
-    poll = {TopicPartition("orders", 0): [Record(o) for o in range(0, 4)]}
-    target = Cluster(producer=producer)
-    copy = SourceReplicator(flow, Cluster({"orders": 1}, [poll], RefusingProducer({})), target, Cluster(producer=RefusingProducer({})),
-                            ConnectWorker(flow, target))
-    copy.start()
+    copy = started_copy(tmp_path, monkeypatch, {TopicPartition("orders", 0): [Record(o) for o in range(0, 4)]}, producer)
     assert copy.step(10, now=copy.next_flush - 1) == 4
     copy.commit_offsets()  # the target lost the offsets topic's partition: the task copies on
     assert "failed to commit offsets" in caplog.text and copy.copied == {("orders", 0): 3} and ("orders", 0) not in copy.committed
