@@ -13,6 +13,11 @@ Release differences (a version is a (major, minor, patch) tuple, such as mm2_ver
 - 2.4-3.0: internal names always use '.', `<alias>.checkpoints.internal`, `mm2-offset-syncs.<alias>.internal`.
 - 3.1+ (KIP-690): they use replication.policy.separator, and `<separator>internal` is internal too.
 - 3.5.2+ (KAFKA-15102): replication.policy.internal.topic.separator.enabled=false brings back '.' in internal names.
+- 4.0+ (KIP-1074, KAFKA-17200): only MM2's own topics (isMM2InternalTopic: `mm2*<separator>internal` and the checkpoints
+  topics) and Kafka's (`__*`, `.*`) are internal, so a user topic such as `audit.internal` or `audit-internal` is replicated;
+  every earlier release treats each name ending in `.internal` or `-internal` as internal and never replicates it.
+  The release not known (None): the rule before 4.0, so that every name some release treats as internal counts as internal
+  (kafka_topic's deletion guard relies on that); a selection that must match MirrorMaker 2 passes its release.
 
 Self-contained (standard library only): the validation job gets a generated copy (see _mm2/__init__.py).
 """
@@ -32,6 +37,8 @@ INTERNAL_SEPARATOR_SWITCH_SINCE = (3, 5, 2)
 OFFSET_SYNCS_LOCATION_SINCE = (3, 0, 0)
 # KAFKA-9726: IdentityReplicationPolicy is in connect-mirror-client from 3.0.0 on.
 IDENTITY_POLICY_SINCE = (3, 0, 0)
+# KIP-1074 (KAFKA-17200): ReplicationPolicy.isInternalTopic is isMM2InternalTopic or Kafka's; user `*.internal` topics travel.
+ONLY_MM2_INTERNAL_TOPICS_SINCE = (4, 0, 0)
 
 
 def parse_release(text, required=False):
@@ -47,6 +54,11 @@ def parse_release(text, required=False):
 
 def _since(version, release):
     return version is None or tuple(version)[:3] >= release
+
+
+def known_since(version, release):
+    """The release is known and `release` or later (None, an unknown release, is not)."""
+    return version is not None and tuple(version)[:3] >= release
 
 
 def _release(version):
@@ -147,11 +159,34 @@ class ReplicationPolicy:
         """offsetSyncsTopic (MirrorConnectorConfig.offsetSyncsTopic before 3.1); FlowNames chooses the alias."""
         return "mm2-offset-syncs%s%s%sinternal" % (self.internal_separator, cluster_alias, self.internal_separator)
 
+    @property
+    def only_mm2_internal_topics(self):
+        """4.0+ (KIP-1074): only MM2's own topics and Kafka's are internal (False while the release is not known)."""
+        return known_since(self.version, ONLY_MM2_INTERNAL_TOPICS_SINCE)
+
+    def _internal_suffix(self):
+        return self.internal_separator + "internal"
+
+    def is_checkpoints_topic(self, topic):
+        """isCheckpointsTopic (3.1+): ends with `<internal separator>checkpoints<internal separator>internal`."""
+        return topic.endswith(self.internal_separator + "checkpoints" + self._internal_suffix())
+
+    def is_mm2_internal_topic(self, topic):
+        """isMM2InternalTopic (3.1+): before 4.0 every name ending in `<internal separator>internal`; from 4.0 (KIP-1074) only
+        those starting with `mm2` (offset syncs, Connect's mm2-configs/offsets/status) and the checkpoints topics."""
+        if self.only_mm2_internal_topics:
+            return (topic.startswith("mm2") and topic.endswith(self._internal_suffix())) or self.is_checkpoints_topic(topic)
+        return topic.endswith(self._internal_suffix())
+
     def is_internal_topic(self, topic):
-        """isInternalTopic: Kafka's (`__`, `.`), Connect's (`.internal`, `-internal`) and, from 3.1, `<separator>internal`."""
-        if topic.startswith("__") or topic.startswith(".") or topic.endswith(".internal") or topic.endswith("-internal"):
+        """isInternalTopic, never replicated: Kafka's (`__`, `.`) and MM2's own (is_mm2_internal_topic); before 4.0 (and with
+        the release not known) also every name ending in `.internal` or `-internal` (Connect's), from 4.0 (KIP-1074) no longer.
+        Before 3.1 isMM2InternalTopic does not exist, and `.internal` is the whole of it ('.' is the internal separator)."""
+        if topic.startswith("__") or topic.startswith("."):
             return True
-        return _since(self.version, SEPARATOR_IN_INTERNAL_NAMES_SINCE) and topic.endswith(self.internal_separator + "internal")
+        if self.only_mm2_internal_topics:
+            return self.is_mm2_internal_topic(topic)
+        return topic.endswith(".internal") or topic.endswith("-internal") or self.is_mm2_internal_topic(topic)
 
 
 def offset_syncs_cluster_alias(source_alias, target_alias, location="source", version=None):

@@ -9,14 +9,21 @@ MirrorUtils.compilePatternList joins the items with `|`. A YAML list is the same
 mirrormaker2 role renders it that way), so `["a,b"]` is two patterns everywhere. A regex needing a comma (`x{1,3}`)
 cannot be written for MirrorMaker 2 either. Each pattern matches the whole name (Matcher.matches()).
 
+MirrorMaker 2's default topics.exclude changed in 4.0 (KIP-1074): both lists are here, selection.default_topics_exclude
+chooses by release.
+
 Self-contained (standard library only): the validation job gets a generated copy (see _mm2/__init__.py).
 """
 from __future__ import annotations
 
 import re
 
-# DefaultTopicFilter.TOPICS_EXCLUDE_DEFAULT and DefaultGroupFilter.GROUPS_EXCLUDE_DEFAULT, the same from 2.4.1 to 4.x.
+# DefaultTopicFilter.TOPICS_EXCLUDE_DEFAULT (TOPICS_BLACKLIST_DEFAULT before 2.7) from 2.4.0 to 3.9: every `*.internal` and
+# `*-internal` name; from 4.0 (KIP-1074, KAFKA-17200) only MM2's own `mm2*.internal` ones. selection.default_topics_exclude
+# picks one by the release that runs MirrorMaker 2.
 DEFAULT_TOPICS_EXCLUDE = (r".*[\-\.]internal", r".*\.replica", r"__.*")
+DEFAULT_TOPICS_EXCLUDE_4 = (r"mm2.*\.internal", r".*\.replica", r"__.*")
+# DefaultGroupFilter.GROUPS_EXCLUDE_DEFAULT, the same from 2.4.0 to 4.x.
 DEFAULT_GROUPS_EXCLUDE = (r"console-consumer-.*", r"connect-.*", r"__.*")
 
 _COMMA_WITH_WHITESPACE = re.compile(r"\s*,\s*")

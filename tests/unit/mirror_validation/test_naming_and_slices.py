@@ -3,7 +3,7 @@
 import pytest
 
 from mirror_validation.errors import ValidationUnavailable
-from mirror_validation.naming import FlowNames, validated_topics
+from mirror_validation.naming import FlowNames, parse_release, validated_topics
 from mirror_validation.slices import SOURCE, offset_ranges, pack, slice_partitions
 from mirror_validation.topic_pairs import pair_topics
 
@@ -43,6 +43,21 @@ def test_pairs_mark_missing_targets_and_no_match_is_an_error():
         ("orders", "primary.orders", True), ("payments", "primary.payments", False)]
     with pytest.raises(ValidationUnavailable, match="no source topic matches"):
         pair_topics({"orders": 8}, {}, "nothing", None, FlowNames("primary", None))
+
+
+def test_pairs_follow_the_release_that_runs_mirrormaker():
+    """KIP-1074: MirrorMaker 2 of 4.x replicates a user topic named *.internal, so the validation compares it; before 4.0 (and
+    with the release not given) it is internal and left out. MirrorMaker's own topics and Kafka's stay out in both."""
+    source = {"nr-orders": 3, "nr-ops.internal": 1, "mm2-offset-syncs.secondary.internal": 1, "mm2-offsets.secondary.internal": 25,
+              "primary.checkpoints.internal": 1, "__consumer_offsets": 50, "heartbeats": 1}
+    target = {"primary.nr-orders": 3, "primary.nr-ops.internal": 1}
+    for release in ("3.9.2", None):
+        pairs = pair_topics(source, target, "nr-.*|.*internal|.*offsets|heartbeats", None,
+                            FlowNames("primary", "secondary", version=parse_release(release)))
+        assert [p.source_topic for p in pairs] == ["nr-orders"], release
+    pairs = pair_topics(source, target, ".*", None, FlowNames("primary", "secondary", version=parse_release("4.3.1")))
+    assert [(p.source_topic, p.target_topic, p.target_exists) for p in pairs] == [
+        ("nr-ops.internal", "primary.nr-ops.internal", True), ("nr-orders", "primary.nr-orders", True)]
 
 
 def test_small_slices_are_packed_into_few_tasks_and_large_ones_stay_alone():

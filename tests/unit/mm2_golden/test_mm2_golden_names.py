@@ -49,6 +49,19 @@ CASES = [
     Names("3.9 identity policy and heartbeat-like names", (3, 9, 0), "IdentityReplicationPolicy.formatRemoteTopic / looksLikeHeartbeat",
           "mm2-offset-syncs.secondary.internal", "primary.checkpoints.internal", identity=True,
           remote={"orders": "orders", "heartbeats": "primary.heartbeats", "app-heartbeats": "primary.app-heartbeats"}),
+    Names("3.9 every *.internal and *-internal name is internal", (3, 9, 2), "ReplicationPolicy.isInternalTopic (3.9)",
+          "mm2-offset-syncs.secondary.internal", "primary.checkpoints.internal",
+          internal={"ops.internal": True, "ops-internal": True, "mm2-offset-syncs.secondary.internal": True,
+                    "primary.checkpoints.internal": True, "__consumer_offsets": True, "heartbeats": False}),
+    Names("4.3.1 only MirrorMaker's own and Kafka's topics are internal", (4, 3, 1),
+          "ReplicationPolicy.isInternalTopic / DefaultReplicationPolicy.isMM2InternalTopic (4.0+, KIP-1074)",
+          "mm2-offset-syncs.secondary.internal", "primary.checkpoints.internal",
+          internal={"ops.internal": False, "ops-internal": False, "mm2-offset-syncs.secondary.internal": True,
+                    "mm2-configs.primary.internal": True, "primary.checkpoints.internal": True, "__consumer_offsets": True,
+                    ".hidden": True, "heartbeats": False}),
+    Names("4.3.1 custom separator", (4, 3, 1), "DefaultReplicationPolicy.internalSuffix / checkpointsTopicSuffix (4.0+)",
+          "mm2-offset-syncs_secondary_internal", "primary_checkpoints_internal", separator="_",
+          internal={"ops_internal": False, "mm2-offset-syncs_secondary_internal": True, "primary_checkpoints_internal": True}),
 ]
 
 

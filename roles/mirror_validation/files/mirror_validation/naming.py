@@ -11,8 +11,12 @@ import re
 # ----------------------------------------------------------------------------------------------------
 # from plugins/module_utils/_mm2/patterns.py
 
-# DefaultTopicFilter.TOPICS_EXCLUDE_DEFAULT and DefaultGroupFilter.GROUPS_EXCLUDE_DEFAULT, the same from 2.4.1 to 4.x.
+# DefaultTopicFilter.TOPICS_EXCLUDE_DEFAULT (TOPICS_BLACKLIST_DEFAULT before 2.7) from 2.4.0 to 3.9: every `*.internal` and
+# `*-internal` name; from 4.0 (KIP-1074, KAFKA-17200) only MM2's own `mm2*.internal` ones. selection.default_topics_exclude
+# picks one by the release that runs MirrorMaker 2.
 DEFAULT_TOPICS_EXCLUDE = (r".*[\-\.]internal", r".*\.replica", r"__.*")
+DEFAULT_TOPICS_EXCLUDE_4 = (r"mm2.*\.internal", r".*\.replica", r"__.*")
+# DefaultGroupFilter.GROUPS_EXCLUDE_DEFAULT, the same from 2.4.0 to 4.x.
 DEFAULT_GROUPS_EXCLUDE = (r"console-consumer-.*", r"connect-.*", r"__.*")
 
 _COMMA_WITH_WHITESPACE = re.compile(r"\s*,\s*")
@@ -75,6 +79,8 @@ INTERNAL_SEPARATOR_SWITCH_SINCE = (3, 5, 2)
 OFFSET_SYNCS_LOCATION_SINCE = (3, 0, 0)
 # KAFKA-9726: IdentityReplicationPolicy is in connect-mirror-client from 3.0.0 on.
 IDENTITY_POLICY_SINCE = (3, 0, 0)
+# KIP-1074 (KAFKA-17200): ReplicationPolicy.isInternalTopic is isMM2InternalTopic or Kafka's; user `*.internal` topics travel.
+ONLY_MM2_INTERNAL_TOPICS_SINCE = (4, 0, 0)
 
 
 def parse_release(text, required=False):
@@ -90,6 +96,11 @@ def parse_release(text, required=False):
 
 def _since(version, release):
     return version is None or tuple(version)[:3] >= release
+
+
+def known_since(version, release):
+    """The release is known and `release` or later (None, an unknown release, is not)."""
+    return version is not None and tuple(version)[:3] >= release
 
 
 def _release(version):
@@ -190,11 +201,34 @@ class ReplicationPolicy:
         """offsetSyncsTopic (MirrorConnectorConfig.offsetSyncsTopic before 3.1); FlowNames chooses the alias."""
         return "mm2-offset-syncs%s%s%sinternal" % (self.internal_separator, cluster_alias, self.internal_separator)
 
+    @property
+    def only_mm2_internal_topics(self):
+        """4.0+ (KIP-1074): only MM2's own topics and Kafka's are internal (False while the release is not known)."""
+        return known_since(self.version, ONLY_MM2_INTERNAL_TOPICS_SINCE)
+
+    def _internal_suffix(self):
+        return self.internal_separator + "internal"
+
+    def is_checkpoints_topic(self, topic):
+        """isCheckpointsTopic (3.1+): ends with `<internal separator>checkpoints<internal separator>internal`."""
+        return topic.endswith(self.internal_separator + "checkpoints" + self._internal_suffix())
+
+    def is_mm2_internal_topic(self, topic):
+        """isMM2InternalTopic (3.1+): before 4.0 every name ending in `<internal separator>internal`; from 4.0 (KIP-1074) only
+        those starting with `mm2` (offset syncs, Connect's mm2-configs/offsets/status) and the checkpoints topics."""
+        if self.only_mm2_internal_topics:
+            return (topic.startswith("mm2") and topic.endswith(self._internal_suffix())) or self.is_checkpoints_topic(topic)
+        return topic.endswith(self._internal_suffix())
+
     def is_internal_topic(self, topic):
-        """isInternalTopic: Kafka's (`__`, `.`), Connect's (`.internal`, `-internal`) and, from 3.1, `<separator>internal`."""
-        if topic.startswith("__") or topic.startswith(".") or topic.endswith(".internal") or topic.endswith("-internal"):
+        """isInternalTopic, never replicated: Kafka's (`__`, `.`) and MM2's own (is_mm2_internal_topic); before 4.0 (and with
+        the release not known) also every name ending in `.internal` or `-internal` (Connect's), from 4.0 (KIP-1074) no longer.
+        Before 3.1 isMM2InternalTopic does not exist, and `.internal` is the whole of it ('.' is the internal separator)."""
+        if topic.startswith("__") or topic.startswith("."):
             return True
-        return _since(self.version, SEPARATOR_IN_INTERNAL_NAMES_SINCE) and topic.endswith(self.internal_separator + "internal")
+        if self.only_mm2_internal_topics:
+            return self.is_mm2_internal_topic(topic)
+        return topic.endswith(".internal") or topic.endswith("-internal") or self.is_mm2_internal_topic(topic)
 
 
 def offset_syncs_cluster_alias(source_alias, target_alias, location="source", version=None):
@@ -246,15 +280,25 @@ class FlowNames:
 # ----------------------------------------------------------------------------------------------------
 # from plugins/module_utils/_mm2/selection.py
 
+def default_topics_exclude(version):
+    """DefaultTopicFilter.TOPICS_EXCLUDE_DEFAULT of MirrorMaker 2 of Kafka `version` (a (major, minor, patch) tuple): from 4.0
+    (KIP-1074) `mm2.*\\.internal, .*\\.replica, __.*`, before it (and with the release not known, None)
+    `.*[\\-\\.]internal, .*\\.replica, __.*`."""
+    return DEFAULT_TOPICS_EXCLUDE_4 if known_since(version, ONLY_MM2_INTERNAL_TOPICS_SINCE) else DEFAULT_TOPICS_EXCLUDE
+
+
 class MirrorFilter:
-    """The topic and group selection of one flow (FlowNames names it). Patterns follow _mm2.patterns' comma rule."""
+    """The topic and group selection of one flow (FlowNames names it, its version picks the release's rules). Patterns follow
+    _mm2.patterns' comma rule; topics_exclude/groups_exclude None: MirrorMaker 2's default of that release."""
 
     def __init__(self, names, topics=".*", topics_exclude=None, groups=".*", groups_exclude=None):
         if not isinstance(names, FlowNames):
             raise TypeError("MirrorFilter needs the flow's FlowNames")
         self.names = names
         self.topics = compile_patterns(topics, "topics")
-        self.topics_exclude = compile_patterns(DEFAULT_TOPICS_EXCLUDE if topics_exclude is None else topics_exclude, "topics_exclude")
+        if topics_exclude is None:
+            topics_exclude = default_topics_exclude(names.policy.version)
+        self.topics_exclude = compile_patterns(topics_exclude, "topics_exclude")
         self.groups = compile_patterns(groups, "groups")
         self.groups_exclude = compile_patterns(DEFAULT_GROUPS_EXCLUDE if groups_exclude is None else groups_exclude, "groups_exclude")
 
@@ -278,6 +322,7 @@ class MirrorFilter:
 
 def validated_topics(topic_names, include, exclude, names):
     """The source topics a validation compares: the flow's data topics under MM2's default selection (internal topics, cycles,
-    heartbeats and MM2's default topics.exclude left out), those matching `include` and not `exclude` (validation's own lists)."""
+    heartbeats and MM2's default topics.exclude left out, both of the release `names` carries), those matching `include` and
+    not `exclude` (validation's own lists)."""
     wanted, unwanted = compile_patterns(include, "topics"), compile_patterns(exclude, "exclude")
     return [topic for topic in MirrorFilter(names).data_topics(topic_names) if matches_any(topic, wanted) and not matches_any(topic, unwanted)]

@@ -4,7 +4,8 @@
 """MirrorMaker 2's vocabulary (plugins/module_utils/_mm2) against Apache Kafka's connect/mirror sources.
 
 Every expected value below was worked out by hand from the Java method named in the test (tags 2.4.1, 3.0.0, 3.1.0,
-3.5.0, 3.5.2 and trunk of apache/kafka, connect/mirror and connect/mirror-client), not by running the code under test.
+3.5.0, 3.5.2 and trunk of apache/kafka, connect/mirror and connect/mirror-client; for 4.x, KIP-1074/KAFKA-17200's
+ReplicationPolicy, DefaultReplicationPolicy and DefaultTopicFilter), not by running the code under test.
 """
 import pytest
 
@@ -14,16 +15,18 @@ from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.patterns import (
     DEFAULT_GROUPS_EXCLUDE,
     DEFAULT_TOPICS_EXCLUDE,
+    DEFAULT_TOPICS_EXCLUDE_4,
     alternation,
     compile_patterns,
     pattern_problems,
     split_patterns,
 )
-from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.selection import MirrorFilter, validated_topics
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.selection import MirrorFilter, default_topics_exclude, validated_topics
 from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_records import OffsetSync
 from tests.support.checkout import REPO
 
 V2_4_1, V3_0, V3_1, V3_5_1, V3_5_2 = (2, 4, 1), (3, 0, 0), (3, 1, 0), (3, 5, 1), (3, 5, 2)
+V3_9_2, V4_0, V4_3_1 = (3, 9, 2), (4, 0, 0), (4, 3, 1)
 
 
 # ----------------------------------------------------------------------------- DefaultReplicationPolicy
@@ -123,6 +126,66 @@ def test_is_heartbeats_topic(kind, topic, heartbeats):
 def test_is_internal_topic(version, separator, topic, internal):
     """ReplicationPolicy.isInternalTopic (2.4.1: .internal, -internal, __, .) and DefaultReplicationPolicy.isMM2InternalTopic (3.1+)."""
     assert ReplicationPolicy("default", separator, version).is_internal_topic(topic) is internal
+
+
+@pytest.mark.parametrize("topic, before_4, from_4", [
+    ("x.internal", True, False),                          # a user topic: replicated from 4.0 on (KIP-1074)
+    ("nr-ops.internal", True, False),
+    ("x-internal", True, False),                          # Connect's "-internal" names are no longer internal
+    ("connect-offsets-internal", True, False),
+    ("mm2-offset-syncs.B.internal", True, True),          # isMM2InternalTopic: startsWith("mm2") && endsWith(internalSuffix())
+    ("mm2-configs.A.internal", True, True),               # Connect's stores of MirrorMaker's dedicated mode
+    ("mm2-status.A.internal", True, True),
+    ("mm2foo.internal", True, True),                      # any name starting with "mm2", not only "mm2-"
+    ("A.checkpoints.internal", True, True),               # isCheckpointsTopic
+    ("B.A.checkpoints.internal", True, True),
+    ("__consumer_offsets", True, True),                   # Kafka's: starts with "__"
+    ("__transaction_state", True, True),
+    (".hidden", True, True),                              # starts with "."
+    ("heartbeats", False, False),                         # heartbeats are never internal: they travel
+    ("A.heartbeats", False, False),
+    ("orders", False, False),
+    ("internal", False, False),
+])
+def test_is_internal_topic_before_and_from_4_0(topic, before_4, from_4):
+    """ReplicationPolicy.isInternalTopic, separator '.': 3.9 (.internal, -internal, __, . and isMM2InternalTopic =
+    endsWith(internalSuffix())) against 4.0+ (KIP-1074, KAFKA-17200: isMM2InternalTopic || __ || ., with isMM2InternalTopic =
+    startsWith("mm2") && endsWith(internalSuffix()) || isCheckpointsTopic)."""
+    for version in (V2_4_1, V3_1, V3_9_2):
+        assert ReplicationPolicy("default", ".", version).is_internal_topic(topic) is before_4, version
+    for version in (V4_0, V4_3_1, (5, 0, 0)):
+        assert ReplicationPolicy("default", ".", version).is_internal_topic(topic) is from_4, version
+    # Identity extends DefaultReplicationPolicy: the same rule.
+    assert ReplicationPolicy("identity", ".", V4_3_1).is_internal_topic(topic) is from_4
+    # The release not known: every name some release treats as internal (kafka_topic's deletion guard).
+    assert ReplicationPolicy("default", ".").is_internal_topic(topic) is before_4
+
+
+@pytest.mark.parametrize("separator, enabled, topic, internal", [
+    ("_", True, "mm2-offset-syncs_B_internal", True),
+    ("_", True, "A_checkpoints_internal", True),
+    ("_", True, "orders_internal", False),                # 3.1-3.9: internal (endsWith("_internal")); 4.x: not mm2*
+    ("_", True, "mm2-offsets.A.internal", False),         # not the internal suffix; the default topics.exclude covers it
+    ("_", True, "x.internal", False),
+    ("_", False, "mm2-offset-syncs.B.internal", True),    # internal separator switched off: '.' in MM2's names
+    ("_", False, "A.checkpoints.internal", True),
+    ("_", False, "mm2-offset-syncs_B_internal", False),
+])
+def test_is_internal_topic_from_4_0_follows_the_internal_separator(separator, enabled, topic, internal):
+    """DefaultReplicationPolicy.isMM2InternalTopic / isCheckpointsTopic (4.x) use internalSuffix() / checkpointsTopicSuffix()."""
+    assert ReplicationPolicy("default", separator, V4_3_1, internal_separator_enabled=enabled).is_internal_topic(topic) is internal
+
+
+def test_checkpoints_and_mm2_internal_topics_follow_the_release():
+    policy_3, policy_4 = ReplicationPolicy("default", "_", V3_9_2), ReplicationPolicy("default", "_", V4_3_1)
+    for policy in (policy_3, policy_4):
+        assert policy.is_checkpoints_topic(policy.checkpoints_topic("A"))
+        assert policy.is_mm2_internal_topic(policy.checkpoints_topic("A"))
+        assert policy.is_mm2_internal_topic(policy.offset_syncs_topic("B"))
+        assert not policy.is_checkpoints_topic(policy.offset_syncs_topic("B"))
+    assert policy_3.is_mm2_internal_topic("orders_internal") and not policy_4.is_mm2_internal_topic("orders_internal")
+    assert not policy_3.only_mm2_internal_topics and policy_4.only_mm2_internal_topics
+    assert not ReplicationPolicy().only_mm2_internal_topics
 
 
 @pytest.mark.parametrize("version, separator, enabled, checkpoints, offset_syncs", [
@@ -232,9 +295,59 @@ def test_alternation_is_one_whole_name_regex():
 
 
 def test_default_excludes_are_mm2s():
-    """DefaultTopicFilter.TOPICS_EXCLUDE_DEFAULT and DefaultGroupFilter.GROUPS_EXCLUDE_DEFAULT (2.4.1 to trunk)."""
+    """DefaultTopicFilter.TOPICS_EXCLUDE_DEFAULT (2.4.0 to 3.9; 4.0+ after KIP-1074) and DefaultGroupFilter.GROUPS_EXCLUDE_DEFAULT
+    (2.4.0 to 4.x), as the Java string literals read."""
     assert split_patterns(".*[\\-\\.]internal, .*\\.replica, __.*") == list(DEFAULT_TOPICS_EXCLUDE)
+    assert split_patterns("mm2.*\\.internal, .*\\.replica, __.*") == list(DEFAULT_TOPICS_EXCLUDE_4)
     assert split_patterns("console-consumer-.*, connect-.*, __.*") == list(DEFAULT_GROUPS_EXCLUDE)
+
+
+@pytest.mark.parametrize("version, expected", [
+    (V2_4_1, DEFAULT_TOPICS_EXCLUDE),
+    (V3_9_2, DEFAULT_TOPICS_EXCLUDE),
+    ((3, 99, 99), DEFAULT_TOPICS_EXCLUDE),
+    (V4_0, DEFAULT_TOPICS_EXCLUDE_4),
+    (V4_3_1, DEFAULT_TOPICS_EXCLUDE_4),
+    (None, DEFAULT_TOPICS_EXCLUDE),        # release not known: the exclude list that leaves out more
+])
+def test_default_topics_exclude_follows_the_release(version, expected):
+    assert default_topics_exclude(version) == expected
+
+
+def test_the_4_x_default_topics_exclude_matches_only_mm2s_internal_topics():
+    regex = compile_patterns(DEFAULT_TOPICS_EXCLUDE_4)
+    excluded = [name for name in ("x.internal", "x-internal", "mm2-offset-syncs.B.internal", "mm2-configs.A.internal", "a.replica",
+                                  "__consumer_offsets", "A.checkpoints.internal", "orders", "heartbeats") if any(p.fullmatch(name) for p in regex)]
+    assert excluded == ["mm2-offset-syncs.B.internal", "mm2-configs.A.internal", "a.replica", "__consumer_offsets"]
+
+
+@pytest.mark.parametrize("topic, before_4, from_4", [
+    ("x.internal", False, True),
+    ("x-internal", False, True),
+    ("orders", True, True),
+    ("mm2-offset-syncs.B.internal", False, False),
+    ("mm2-offsets.A.internal", False, False),
+    ("A.checkpoints.internal", False, False),
+    ("__consumer_offsets", False, False),
+    ("orders.replica", False, False),
+    ("heartbeats", True, True),            # heartbeats always travel, in every release
+    ("C.heartbeats", True, True),
+    ("B.x.internal", False, False),        # cycle
+])
+def test_should_replicate_topic_per_release(topic, before_4, from_4):
+    """MirrorSourceConnector.shouldReplicateTopic for A -> B with the release's default topics.exclude and isInternalTopic."""
+    assert MirrorFilter(FlowNames("A", "B", version=V3_9_2)).replicates_topic(topic) is before_4
+    assert MirrorFilter(FlowNames("A", "B", version=V4_3_1)).replicates_topic(topic) is from_4
+
+
+def test_a_given_topics_exclude_does_not_bring_back_what_the_release_treats_as_internal():
+    """topics.exclude replaces the default, but isInternalTopic still applies: 3.9 never replicates x.internal, 4.x does unless
+    excluded; MM2's own topics stay out in both."""
+    before, after = (MirrorFilter(FlowNames("A", "B", version=v), topics_exclude="tmp.*") for v in (V3_9_2, V4_3_1))
+    assert not before.replicates_topic("x.internal") and after.replicates_topic("x.internal")
+    assert not before.replicates_topic("mm2-offset-syncs.B.internal") and not after.replicates_topic("mm2-offset-syncs.B.internal")
+    assert not after.replicates_topic("A.checkpoints.internal") and not after.replicates_topic("__consumer_offsets")
+    assert not MirrorFilter(FlowNames("A", "B", version=V4_3_1), topics_exclude=r".*\.internal").replicates_topic("x.internal")
 
 
 @pytest.mark.parametrize("topic, replicated", [
@@ -303,6 +416,19 @@ def test_validated_topics_are_the_replicated_data_topics_the_validation_selects(
     assert validated_topics(names, ".*", r"tmp\..*, .*-dlq", flow) == ["mm2-orders", "orders", "payments"]
     # Without the target alias no cycle can be seen: secondary.orders would be replicated back by MM2 only if it came from elsewhere.
     assert "secondary.orders" in validated_topics(names, ".*", None, FlowNames("primary", None))
+
+
+def test_validated_topics_follow_the_release_that_runs_mirrormaker():
+    """KIP-1074: a user topic named *.internal is validated when MirrorMaker 2 4.x replicates it, and only then."""
+    names = ["nr-orders", "nr-ops.internal", "nr-ops-internal", "mm2-offset-syncs.secondary.internal", "primary.checkpoints.internal",
+             "mm2-offsets.primary.internal", "__consumer_offsets", "heartbeats", "primary.heartbeats", "nr-orders.replica"]
+    for version in (V2_4_1, V3_9_2, None):
+        assert validated_topics(names, "nr-.*", None, FlowNames("primary", "secondary", version=version)) == ["nr-orders"], version
+    for version in (V4_0, V4_3_1):
+        assert validated_topics(names, "nr-.*", None, FlowNames("primary", "secondary", version=version)) == [
+            "nr-ops-internal", "nr-ops.internal", "nr-orders"], version
+        assert validated_topics(names, ".*", r".*\.internal", FlowNames("primary", "secondary", version=version)) == [
+            "nr-ops-internal", "nr-orders"]
 
 
 def _declared_choices():
