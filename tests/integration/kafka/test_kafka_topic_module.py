@@ -167,7 +167,8 @@ def test_copy_from_makes_target_topics_match_the_source(provider_state, source, 
     source_replication = source.topics()[f"{stem}-orders"]["replication_factor"]
     planned = target.run("kafka_topic", args, check=True, diff=True)
     assert planned["changed"] and planned["created"] == [f"primary.{stem}-orders"]
-    assert planned["changes"][f"primary.{stem}-orders"]["after"] == {"partitions": 4, "replication_factor": source_replication, "configs": {"retention.ms": "3600000"}}
+    assert planned["changes"][f"primary.{stem}-orders"]["after"] == {
+        "partitions": 4, "replication_factor": source_replication, "configs": {"retention.ms": "3600000"}}
     assert f"primary.{stem}-orders" not in target.topics()
 
     applied = target.run("kafka_topic", args)
