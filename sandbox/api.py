@@ -137,7 +137,7 @@ def _cluster_layout(sandbox_dir: Path, cluster: Cluster, provider_name: str, lay
     broker_nodes = cluster.broker_nodes(provider.brokers_per_cluster)
     zookeeper = f"{cluster.zookeepers[0].ip}:{ZOOKEEPER_PORT}" if provider.uses_zookeeper(release) else ""
     quorum = ",".join(f"{k}@{node.ip}:{CONTROLLER_PORT}" for k, node in enumerate(broker_nodes)) if release and not zookeeper else ""
-    restart_commands = {}
+    broker_programs = {}  # broker node's name -> its supervisord program
     if zookeeper:
         programs.append(_zookeeper_program(cluster_dir, provider, BrokerSpec(
             provider=provider_name, alias=cluster.alias, cluster_name=cluster.name, ip=cluster.zookeepers[0].ip, fqdn=cluster.zookeepers[0].name,
@@ -150,9 +150,13 @@ def _cluster_layout(sandbox_dir: Path, cluster: Cluster, provider_name: str, lay
         program = broker.program_name(cluster.alias, broker_id)
         programs.append(Program(program, [sys.executable, "-m", "sandbox.broker", "--cluster-dir", str(cluster_dir), "--broker-id", str(broker_id)],
                                 stopwaitsecs=BROKER_STOP_SECONDS))
-        restart_commands[node.name] = [*supervisor.ctl_command(), "restart", program]
+        broker_programs[node.name] = program
     ambari = {"url": cluster.ambari_url, "cluster_name": cluster.name, "username": "admin", "password": password}
     components = {"worker": ["KAFKA_BROKER"], "zookeeper": ["ZOOKEEPER_SERVER"], "head": []}
+    # Every KAFKA_BROKER host restarts the broker it runs on: its own (apache, a broker per worker), or wn0's, the one broker
+    # of a single-broker provider's cluster, where Ambari still lists KAFKA_BROKER on every worker.
+    restart_commands = {node.name: [*supervisor.ctl_command(), "restart", broker_programs.get(node.name, broker_programs[cluster.broker_node.name])]
+                        for node in cluster.nodes if "KAFKA_BROKER" in components[node.role]}
     ambari_config = {
         "host": cluster.head.ip,
         "port": AMBARI_PORT,
@@ -162,8 +166,6 @@ def _cluster_layout(sandbox_dir: Path, cluster: Cluster, provider_name: str, lay
         "hosts": [{"host_name": node.name, "ip": node.ip, "components": components[node.role]} for node in cluster.nodes],
         "broker_config_file": str(cluster_dir / "broker-config.json"),
         "restart_commands": restart_commands,
-        # A single-broker stand-in cluster: a restart of any worker's KAFKA_BROKER restarts its one broker, as before.
-        **({"restart_command": next(iter(restart_commands.values()))} if len(restart_commands) == 1 else {}),
         "state_file": str(cluster_dir / "ambari-state.json"),
     }
     _write_json(cluster_dir / "ambari.json", ambari_config)

@@ -4,8 +4,9 @@
 
 `python -m sandbox.ambari --config <json>` with keys: host, port, cluster_name, username, password,
 hosts ([{host_name, ip, components: [KAFKA_BROKER | ZOOKEEPER_SERVER | ZOOKEEPER_CLIENT]}]),
-broker_config_file, restart_command (argv), state_file, esp (true: an ESP cluster, SASL_PLAINTEXT
-listeners and Kerberos), ambari_version (default 2.7.3), stale_at_start ([[host_name, component], ...]:
+broker_config_file, restart_commands ({host_name: argv} for exactly the KAFKA_BROKER hosts: restarts the broker that
+host runs on; hosts of a one-broker cluster share its argv, run once per request), state_file, esp (true: an ESP
+cluster, SASL_PLAINTEXT listeners and Kerberos), ambari_version (default 2.7.3), stale_at_start ([[host_name, component], ...]:
 stale before anything changed, as on a fresh real cluster), maintenance_on ([[host_name, component], ...]) and
 hosts_in_maintenance ([host_name, ...]). See docs/development.md for fault injection.
 
@@ -17,12 +18,11 @@ stale_configs (from a service's own config types and its configuration dependenc
 KAFKA stale), state (INSTALLED while a restart has them stopped) and effective maintenance state, 404 for
 an unknown service,
 partial responses (`fields=`), equality predicates and `page_size`/`to=end`, RESTART requests run one at a
-time through PENDING, IN_PROGRESS and COMPLETED/FAILED with per-host tasks, a per-host restart log
-(GET /_sandbox/restarts), gateway failures before or after a write is processed, persistence in state_file.
+time through PENDING, IN_PROGRESS and COMPLETED/FAILED with per-host tasks that restart the broker each host runs on,
+a per-host restart log (GET /_sandbox/restarts), gateway failures before or after a write is processed, persistence in state_file.
 
 Not modelled: other commands (START/STOP, service checks), request stages, config groups and host
 overrides, stack advisor validation and recommendations, Kerberos, LDAP/SSO, users and permissions
 (one admin user), sorting and non-equality predicates (`.in()`, `!=`), the `minimal_response`
-form, changing maintenance mode through the API, alerts, rolling-restart request schedules (batches), TLS, and per-host broker
-processes (a restart of any KAFKA_BROKER restarts the sandbox's one broker).
+form, changing maintenance mode through the API, alerts, rolling-restart request schedules (batches) and TLS.
 """

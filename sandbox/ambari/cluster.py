@@ -60,10 +60,12 @@ class Cluster:
             raise ValueError(f"maintenance_on / hosts_in_maintenance name {unknown}, which the hosts do not have")
         self.ambari_version = str(config.get("ambari_version", defaults.AMBARI_VERSION))
         self.broker_config_file = config.get("broker_config_file")
-        self.restart_command = config.get("restart_command") or []
-        # A cluster of several brokers restarts each host's own broker (host_name -> argv); restart_command is the one
-        # broker of a single-broker cluster, whichever host a request names.
-        self.restart_commands = config.get("restart_commands") or {}
+        # Every KAFKA_BROKER host -> the argv that restarts the broker it runs on (hosts of a one-broker cluster share one).
+        self.restart_commands = dict(config.get("restart_commands") or {})
+        brokers = {h["host_name"] for h in self.hosts if "KAFKA_BROKER" in h["components"]}
+        if set(self.restart_commands) != brokers:
+            raise ValueError(f"restart_commands must name exactly the KAFKA_BROKER hosts: without a command "
+                             f"{sorted(brokers - set(self.restart_commands))}, not KAFKA_BROKER hosts {sorted(set(self.restart_commands) - brokers)}")
         self.state_file = Path(config["state_file"]) if config.get("state_file") else None
         self.lock = threading.RLock()
         self.state = self._load() or self._initial_state()

@@ -3,9 +3,9 @@
 """Runs restart requests one at a time, as Ambari's action scheduler does.
 
 A request waits PENDING, runs IN_PROGRESS (its components INSTALLED, i.e. stopped), then applies the
-desired Kafka config to the sandbox broker (broker_config_file + restart_command) and ends COMPLETED
-with its components STARTED, or FAILED (components left INSTALLED) when the command fails or a failure
-was injected. Every restart is logged per host (Cluster.record_restart) with its times, and, with the
+desired Kafka config to the sandbox brokers (broker_config_file, then restart_commands: the broker each named host runs
+on, once per broker) and ends COMPLETED with its components STARTED, or FAILED (components left INSTALLED) when a
+command fails or a failure was injected. Every restart is logged per host (Cluster.record_restart) with its times, and, with the
 fault watch_broker, when the broker answered Kafka metadata again (broker_back_ms) and when a metadata probe last failed
 before that (broker_down_ms: the broker is known to be down then; a probe takes a while under load, so a client can see the
 broker back before broker_back_ms). With the fault
@@ -113,7 +113,7 @@ class RequestExecutor:
         return None
 
     def _apply_to_broker(self, request: dict):
-        """Write the desired Kafka config for the sandbox broker and run the restart command."""
+        """Write the desired Kafka config for the sandbox brokers and restart the broker of each KAFKA_BROKER host named."""
         if not any(task["role"] == "KAFKA_BROKER" for task in request["tasks"]):
             return True, "", ""
         cluster = self.cluster
@@ -124,12 +124,10 @@ class RequestExecutor:
             tmp = path.with_suffix(".tmp")
             tmp.write_text(json.dumps(payload, indent=1, sort_keys=True))
             os.replace(tmp, path)
-        hosts = [task["host_name"] for task in request["tasks"] if task["role"] == "KAFKA_BROKER"]
-        commands = [cluster.restart_commands[host] for host in hosts if host in cluster.restart_commands]
-        if not commands and cluster.restart_command:
-            commands = [cluster.restart_command]
-        if not commands:
-            return True, "config written; no restart_command configured", ""
+        commands = []  # hosts that share a broker (a one-broker cluster's) restart it once
+        for host in [task["host_name"] for task in request["tasks"] if task["role"] == "KAFKA_BROKER"]:
+            if cluster.restart_commands[host] not in commands:
+                commands.append(cluster.restart_commands[host])
         stdout, stderr = [], []
         for command in commands:  # one host after another, as Ambari's tasks of one request on a real cluster
             try:

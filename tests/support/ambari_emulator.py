@@ -37,9 +37,13 @@ def cluster_hosts(short: str = "primar", net_prefix: str = "127.20.60") -> list:
 
 
 class Emulator:
-    def __init__(self, workdir: Path, cluster_name: str = "primary", restart_command=None, hosts=None, password: str = "s3cret-Pass", **options):
+    def __init__(self, workdir: Path, cluster_name: str = "primary", broker_restart=None, hosts=None, password: str = "s3cret-Pass", **options):
+        """`broker_restart`: the argv that restarts the broker (default: one that prints and succeeds); every KAFKA_BROKER
+        host runs on that one broker, as on a one-broker sandbox cluster."""
         self.workdir = Path(workdir)
         self.workdir.mkdir(parents=True, exist_ok=True)
+        hosts = hosts or cluster_hosts()
+        broker_restart = broker_restart or [sys.executable, "-c", "print('broker restarted')"]
         host = next(_ADDRESSES)
         with socket.socket() as probe:
             probe.bind((host, 0))
@@ -50,9 +54,9 @@ class Emulator:
             "cluster_name": cluster_name,
             "username": "admin",
             "password": password,
-            "hosts": hosts or cluster_hosts(),
+            "hosts": hosts,
             "broker_config_file": str(self.workdir / "broker-config.json"),
-            "restart_command": restart_command if restart_command is not None else [sys.executable, "-c", "print('broker restarted')"],
+            "restart_commands": {h["host_name"]: broker_restart for h in hosts if "KAFKA_BROKER" in h.get("components", [])},
             "state_file": str(self.workdir / "ambari-state.json"),
             **options,  # esp, ambari_version
         }

@@ -199,7 +199,7 @@ def test_failed_restart_names_request_and_tasks(emulator):
 
 
 def test_rolling_restart_stops_at_first_failure(make_emulator):
-    emu = make_emulator(restart_command=[sys.executable, "-c", "raise SystemExit('broker refused to start')"])
+    emu = make_emulator(broker_restart=[sys.executable, "-c", "raise SystemExit('broker refused to start')"])
     make_stale(emu)
     result = run_module("ambari_restart", restart_args(emu, rolling=True))
     assert result["failed"] and "broker refused to start" in result["msg"]

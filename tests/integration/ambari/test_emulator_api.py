@@ -135,7 +135,7 @@ def test_restart_of_unknown_host_is_400(emulator):
 
 
 def test_failing_restart_command_ends_failed_and_keeps_stale(make_emulator):
-    emu = make_emulator(restart_command=[sys.executable, "-c", "import sys; sys.stderr.write('broker would not start'); sys.exit(3)"])
+    emu = make_emulator(broker_restart=[sys.executable, "-c", "import sys; sys.stderr.write('broker would not start'); sys.exit(3)"])
     env = emu.properties("kafka-env")
     emu.put_config("kafka-env", dict(env, content="x"), "version2")
     request_id = emu.restart([WN0])[1]["Requests"]["id"]
