@@ -47,7 +47,13 @@ oldest-runtime: venv
 	$(BIN)/python -m tests.support.oldest_runtime --java all
 
 # The main job on the local sandbox (real Kafka 2.4.1 -> 3.2.0 and MirrorMaker 2 of 3.2.0 with PROVIDER=apache, the
-# default); the sandbox is stopped at the end unless KEEP=1.
+# default; noida and the MirrorMaker 2 stand-in with PROVIDER=noida); the sandbox is stopped at the end unless KEEP=1.
+# tansu is refused at once: the whole flow fails on it (docs/development.md, "The local sandbox").
+ifneq ($(filter demo,$(MAKECMDGOALS)),)
+ifeq ($(filter apache noida,$(PROVIDER)),)
+$(error PROVIDER=$(PROVIDER): make demo runs on apache (the default) or noida; tansu serves the tests only (docs/development.md, "The local sandbox"))
+endif
+endif
 demo: venv machine-demo $(if $(filter apache,$(PROVIDER)),kafka-homes-demo)
 	@started=$$(date +%s); \
 	$(BIN)/python -m sandbox up --dir $(SANDBOX_DIR) --provider $(PROVIDER) || exit 1; \
