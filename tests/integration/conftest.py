@@ -91,6 +91,7 @@ def sandbox_apache(tmp_path_factory, sandbox_net):
 # The test files on the real-Kafka lab: pytest-xdist hands them to one worker together (one lab of eight JVMs per run, not
 # one per worker). pytest_collection_modifyitems refuses a test on the lab in a file missing here.
 REAL_KAFKA_FILES = (
+    "tests/integration/real_kafka/test_large_backlog.py",
     "tests/integration/real_kafka/test_real_kafka.py",
     "tests/integration/kafka/test_kafka_info_modules.py",
     "tests/integration/kafka/test_kafka_topic_module.py",
