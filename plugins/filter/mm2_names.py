@@ -9,16 +9,24 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import ReplicationPolicy
-from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.patterns import DEFAULT_TOPICS_EXCLUDE, alternation, pattern_problems
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import ReplicationPolicy, parse_release
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.patterns import alternation, pattern_problems
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.selection import default_topics_exclude
 
 
-def mm2_topics_exclude(patterns=None):
-    """One whole-name regex of `patterns` (comma rule of MirrorMaker 2), or of MM2's default topics.exclude when none are given."""
+def mm2_topics_exclude(patterns=None, version=None):
+    """One whole-name regex of `patterns` (comma rule of MirrorMaker 2), or, when none are given, of the default topics.exclude
+    of MirrorMaker 2 of Kafka `version` (the release that runs it, such as `3.9.2` or `4.3.1`): from 4.0 (KIP-1074)
+    `mm2.*\\.internal, .*\\.replica, __.*`, before it `.*[\\-\\.]internal, .*\\.replica, __.*`. The release not known
+    (None or ''): the list before 4.0, which leaves out more."""
     problems = pattern_problems("topics exclude", patterns)
+    try:
+        release = parse_release(version)
+    except ValueError as exc:
+        problems.append("version: %s" % exc)
     if problems:
         raise AnsibleFilterError("; ".join(problems))
-    return alternation(DEFAULT_TOPICS_EXCLUDE if patterns is None else patterns)
+    return alternation(default_topics_exclude(release) if patterns is None else patterns)
 
 
 def mm2_remote_prefix(source_alias, replication_policy="default", separator="."):

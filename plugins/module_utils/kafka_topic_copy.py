@@ -9,6 +9,10 @@ so the names MirrorMaker 2 itself writes: IdentityReplicationPolicy keeps `order
 
 The copies carry the source's overrides minus exclude_configs: what MirrorMaker 2's topic config sync sets too, so the sync
 keeps them. An explicit entry that sets other configs on such a remote topic is undone by the sync (config_sync_warnings).
+
+Which source topics are copied follows the release in copy_from.mirrormaker_version (left_out_of_copies): MirrorMaker 2 4.x
+replicates a user topic named `*.internal` or `*-internal` (KIP-1074), earlier releases never do. That is a selection rule,
+not the deletion guard: kafka_topics.is_protected_topic keeps refusing to delete such a name whatever the release.
 """
 from __future__ import annotations
 
@@ -18,7 +22,6 @@ from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import
 from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_names import NameFilter, regex_problems
 from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_topics import canonical_config_value
 from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_versions import INCREMENTAL_ALTER_CONFIGS_SINCE, KafkaVersion
-from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_topics import is_protected_topic
 
 # Topic settings that describe the source cluster rather than the data: the same list MirrorMaker 2 leaves out when it
 # syncs topic configs (DefaultConfigPropertyFilter, config.properties.exclude).
@@ -36,12 +39,21 @@ DEFAULT_EXCLUDED_CONFIGS = [
 # keys alone.
 
 
+# The heartbeats topics are MirrorMaker 2's own, whatever the release: their names are checked under its default naming, as
+# kafka_topics.is_protected_topic does.
+_DEFAULT_NAMING = ReplicationPolicy()
+
+
+def _version(rules):
+    """copy_from.mirrormaker_version as a KafkaVersion, or None when it is not given (the release not known)."""
+    return KafkaVersion.parse(rules["mirrormaker_version"]) if rules.get("mirrormaker_version") else None
+
+
 def _policy(rules):
     """The replication policy that names the copies, or None when copy_from names them with rename_prefix."""
     if not rules.get("source_alias"):
         return None
-    version = KafkaVersion.parse(rules["mirrormaker_version"]) if rules.get("mirrormaker_version") else None
-    return ReplicationPolicy(rules.get("replication_policy") or "default", rules.get("replication_policy_separator") or ".", version)
+    return ReplicationPolicy(rules.get("replication_policy") or "default", rules.get("replication_policy_separator") or ".", _version(rules))
 
 
 def copy_rule_problems(rules):
@@ -80,10 +92,38 @@ def target_name(name, rules):
     return (rules.get("rename_prefix") or "") + name if policy is None else policy.remote_topic(rules["source_alias"], name)
 
 
+def _internal_rule(rules):
+    """The ReplicationPolicy whose is_internal_topic says which source topics MirrorMaker 2 never replicates: the flow's (policy,
+    separator) with source_alias, else MirrorMaker 2's default naming; of the release copy_from.mirrormaker_version names."""
+    return _policy(rules) or ReplicationPolicy(version=_version(rules))
+
+
+def left_out_of_copies(name, rules):
+    """Whether source topic `name` is never copied, whatever copy_from.topics and copy_from.exclude say.
+
+    - Internal to MirrorMaker 2 of the release copy_from.mirrormaker_version (ReplicationPolicy.isInternalTopic), which never
+      replicates it: Kafka's (`__*`, `.*`) and MirrorMaker 2's own (offset syncs, checkpoints, `mm2-*` Connect stores); before
+      4.0 also every name ending in `.internal` or `-internal`, which 4.0 and later (KIP-1074) replicate. The release not given
+      (None): the rule before 4.0, so that no topic a release may leave out is pre-created for it.
+    - A heartbeats topic (`heartbeats`, `A.heartbeats`): MirrorMaker 2's own.
+    - Any `mm2-` name: with a custom separator MirrorMaker 2's own topics (`mm2-offset-syncs_B_internal`) are recognisable by
+      that prefix only.
+    The deletion guard is kafka_topics.is_protected_topic, which does not depend on the release.
+    """
+    return _left_out(name, _internal_rule(rules))
+
+
+def _left_out(name, policy):
+    return policy.is_internal_topic(name) or _DEFAULT_NAMING.is_heartbeats_topic(name) or name.startswith("mm2-")
+
+
 def selected_source_topics(source_topics, rules):
-    """Names of the source topics to copy: not internal, matching `topics`, not matching `exclude` (whole-name regexes)."""
+    """Names of the source topics to copy: not internal (Kafka's flag, left_out_of_copies by the release in
+    copy_from.mirrormaker_version), matching `topics`, not matching `exclude` (whole-name regexes)."""
     wanted = NameFilter([rules.get("topics") or ".*"], [rules["exclude"]] if rules.get("exclude") else [])
-    return wanted.select(name for name, topic in source_topics.items() if not topic.get("internal") and not is_protected_topic(name))
+    policy = _internal_rule(rules)
+    return wanted.select(name for name, topic in source_topics.items()
+                         if not topic.get("internal") and not _left_out(name, policy))
 
 
 def copied_entries(source_topics, source_overrides, rules, target_live_brokers):

@@ -98,7 +98,10 @@ options:
     description:
       - Another cluster whose topics the target topics should match (partition counts and per-topic config overrides).
       - Explicit O(topics) entries take precedence over copied ones with the same target name.
-      - Internal topics of the source are never copied.
+      - Never copied - Kafka's internal topics (C(__*)), MirrorMaker 2's own (C(mm2-*), checkpoints and heartbeats topics) and
+        the topics MirrorMaker 2 of O(copy_from.mirrormaker_version) treats as internal and never replicates - before Kafka 4.0
+        every C(*.internal) and C(*-internal) topic. From 4.0 (KIP-1074) MirrorMaker 2 replicates such a user topic
+        (C(ops.internal)), so it is copied when O(copy_from.mirrormaker_version) is 4.0 or later; unset, the rule before 4.0 applies.
     type: dict
     suboptions:
       bootstrap_servers:
@@ -197,7 +200,8 @@ options:
         version_added: 0.2.0
       mirrormaker_version:
         description:
-          - Kafka release MirrorMaker 2 runs (V(2.4.1), V(3.9)), for the rule of O(copy_from.sync_topic_configs); unset warns by both rules.
+          - Kafka release MirrorMaker 2 runs (V(2.4.1), V(3.9), V(4.3.1)), for the rule of O(copy_from.sync_topic_configs); unset warns by both rules.
+          - It also decides which source topics are internal and never copied (see O(copy_from)); unset, those of a release before 4.0.
           - O(copy_from.replication_policy=identity) with a release before 3.0 (which has no IdentityReplicationPolicy) is refused.
         type: str
         version_added: 0.2.0

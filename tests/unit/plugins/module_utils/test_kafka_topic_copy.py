@@ -10,6 +10,7 @@ from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_topic_copy i
     config_sync_warnings,
     copied_entries,
     copy_rule_problems,
+    left_out_of_copies,
     merge_entries,
     selected_source_topics,
 )
@@ -33,6 +34,72 @@ def test_internal_topics_are_never_copied_and_regexes_match_whole_names():
     assert selected_source_topics(SOURCE, rules()) == ["orders", "orders-tmp", "payments"]
     assert selected_source_topics(SOURCE, rules(topics="orders.*", exclude=".*-tmp")) == ["orders"]
     assert selected_source_topics(SOURCE, rules(topics="order")) == []
+
+
+# A source as MirrorMaker 2 meets it on a cluster that is also a target and runs Connect: user topics named *.internal and
+# *-internal beside MirrorMaker 2's and Kafka's own.
+INTERNAL_NAMES_SOURCE = {name: {"partitions": 1, "replication_factor": 1, "internal": name.startswith("__")} for name in (
+    "orders", "ops.internal", "ops-internal", "connect-status-internal",
+    "mm2-offsets.x.internal", "mm2-configs.x.internal", "mm2-offset-syncs.primary.internal", "x.checkpoints.internal",
+    "__consumer_offsets", "__transaction_state", "heartbeats", "x.heartbeats", "mm2-scratch")}
+ALWAYS_LEFT_OUT = ["mm2-offsets.x.internal", "mm2-configs.x.internal", "mm2-offset-syncs.primary.internal", "x.checkpoints.internal",
+                   "__consumer_offsets", "__transaction_state", "heartbeats", "x.heartbeats", "mm2-scratch"]
+
+
+@pytest.mark.parametrize("version", ["4.0", "4.0.0", "4.3.1"])
+@pytest.mark.parametrize("naming", [{}, {"source_alias": "primary"}, {"source_alias": "primary", "replication_policy": "identity"},
+                                    {"rename_prefix": "primary."}])
+def test_from_4_0_a_user_internal_topic_is_copied(version, naming):
+    """KIP-1074 (KAFKA-17200): MirrorMaker 2 4.x's ReplicationPolicy.isInternalTopic is isMM2InternalTopic (startsWith("mm2")
+    && endsWith(internalSuffix()) || isCheckpointsTopic) or Kafka's (__*, .*), so it replicates ops.internal, ops-internal and
+    Connect's connect-status-internal of a source that runs Connect; MirrorMaker 2's own, Kafka's and the heartbeats topics
+    stay out, as do mm2- names (kafka_topic_copy's own rule)."""
+    selected = selected_source_topics(INTERNAL_NAMES_SOURCE, rules(mirrormaker_version=version, **naming))
+    assert selected == ["connect-status-internal", "ops-internal", "ops.internal", "orders"]
+    assert not any(left_out_of_copies(name, rules(mirrormaker_version=version, **naming)) for name in selected)
+    assert all(left_out_of_copies(name, rules(mirrormaker_version=version, **naming)) for name in ALWAYS_LEFT_OUT)
+
+
+@pytest.mark.parametrize("version", ["2.4.1", "3.0.0", "3.9", "3.9.2", None])
+@pytest.mark.parametrize("naming", [{}, {"source_alias": "primary"}, {"rename_prefix": "primary."}])
+def test_before_4_0_and_with_the_release_unknown_no_internal_name_is_copied(version, naming):
+    """2.4.0-3.9 ReplicationPolicy.isInternalTopic: every name ending in .internal or -internal; the release not given keeps
+    that rule (it leaves out more)."""
+    assert selected_source_topics(INTERNAL_NAMES_SOURCE, rules(mirrormaker_version=version, **naming)) == ["orders"]
+    assert left_out_of_copies("ops.internal", rules(mirrormaker_version=version, **naming))
+
+
+def test_the_release_decides_what_copy_from_exclude_can_still_narrow():
+    """copy_from.exclude (mirror.yml passes MirrorMaker 2's default topics.exclude) narrows what the release replicates; it
+    cannot bring back what the release treats as internal."""
+    assert selected_source_topics(INTERNAL_NAMES_SOURCE, rules(mirrormaker_version="4.3.1", exclude=r".*\.internal")) == [
+        "connect-status-internal", "ops-internal", "orders"]
+    assert selected_source_topics(INTERNAL_NAMES_SOURCE, rules(mirrormaker_version="3.9.2", exclude="tmp.*")) == ["orders"]
+
+
+@pytest.mark.parametrize("version, selected", [
+    # 3.1-3.9 isInternalTopic: also endsWith(internalSuffix()), `_internal` with separator `_` (KIP-690).
+    ("3.9.2", ["orders"]),
+    (None, ["orders"]),
+    # 4.x: `<separator>internal` names are internal only when MirrorMaker 2's (mm2* or checkpoints).
+    ("4.3.1", ["ops.internal", "ops_internal", "orders"]),
+])
+def test_the_internal_rule_uses_the_flow_s_separator(version, selected):
+    """DefaultReplicationPolicy.isMM2InternalTopic / isCheckpointsTopic with replication.policy.separator `_`: the checkpoints
+    topic of a flow into the source (`x_checkpoints_internal`) is MirrorMaker 2's own in every release."""
+    source = {name: {"partitions": 1, "replication_factor": 1, "internal": False}
+              for name in ("orders", "ops_internal", "ops.internal", "x_checkpoints_internal", "mm2-offset-syncs_primary_internal")}
+    naming = dict(source_alias="primary", replication_policy_separator="_", mirrormaker_version=version)
+    assert selected_source_topics(source, rules(**naming)) == selected
+
+
+def test_a_4_x_copy_pre_creates_the_remote_topic_of_a_user_internal_topic():
+    entries = copied_entries(INTERNAL_NAMES_SOURCE, {}, rules(source_alias="primary", mirrormaker_version="4.3.1", topics="ops.*|orders"),
+                             target_live_brokers=3)
+    assert [entry["name"] for entry in entries] == ["primary.ops-internal", "primary.ops.internal", "primary.orders"]
+    entries = copied_entries(INTERNAL_NAMES_SOURCE, {}, rules(source_alias="primary", mirrormaker_version="3.9.2", topics="ops.*|orders"),
+                             target_live_brokers=3)
+    assert [entry["name"] for entry in entries] == ["primary.orders"]
 
 
 def test_entries_copy_partitions_overrides_and_cap_the_replication_factor():

@@ -156,6 +156,23 @@ def test_legal_names(name):
 
 @pytest.mark.parametrize("name, protected", [("__consumer_offsets", True), ("heartbeats", True), ("primary.heartbeats", True),
                                              ("primary.checkpoints.internal", True), ("mm2-status.primary.internal", True),
+                                             # Internal before Kafka 4.0 only (KIP-1074): still guarded, whatever the release.
+                                             ("ops.internal", True), ("primary.ops.internal", True), ("ops-internal", True),
+                                             ("connect-status-internal", True), ("connect-offsets-internal", True),
                                              ("orders", False), ("primary.orders", False)])
 def test_protected_topics(name, protected):
     assert is_protected_topic(name) is protected
+
+
+def test_the_deletion_guard_does_not_follow_the_release():
+    """A topic MirrorMaker 2 4.x replicates (ops.internal, KIP-1074) is copied by copy_from with mirrormaker_version 4.x, and
+    still needs allow_internal to be deleted: the guard keeps every name some release treats as internal."""
+    for name in ("ops.internal", "primary.ops.internal", "connect-status-internal"):
+        current = {name: {"partitions": 1, "replication_factor": 1, "configs": {}}}
+        refused = plan_for(entry(name, state="absent"), current=current)
+        assert len(refused.errors) == 1 and "is a Kafka or MirrorMaker 2 internal topic; set allow_internal=true" in refused.errors[0]
+        assert refused.deletions == []
+        assert plan_for(entry(name, state="absent"), current=current, allow_internal=True).deletions == [name]
+        # Creating or growing one needs nothing (copy_from pre-creates primary.ops.internal for MirrorMaker 2 4.x).
+        created = plan_for(entry(name, partitions=2), current={})
+        assert created.errors == [] and list(created.creates) == [name]
