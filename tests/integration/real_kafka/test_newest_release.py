@@ -13,7 +13,7 @@ net; three brokers per cluster, SSH nodes as strict as HDInsight's).
 3. KIP-1074 (4.0): MirrorMaker 2 4.x replicates a user topic named `*.internal`; every earlier release skips it. Real
    4.3.1 is checked here, and mirror_validation's report covers that topic: the collection's internal-topic rule and default
    topics.exclude follow the release that runs MirrorMaker (plugins/module_utils/_mm2/naming.py and selection.py, vendored
-   into the job). kafka_topics' pre-creation still leaves that topic for MirrorMaker to create (not checked here).
+   into the job), and kafka_topics pre-creates its remote topic as it does any other.
 
 Every check reads state with clients of its own: tests/support/read_back.py under a node's python (the lab's FQDNs
 resolve only inside its nodes, as on HDInsight), /proc for the MirrorMaker JVM, the node's files for its log.
@@ -47,6 +47,7 @@ PLAN = {"mirrormaker2_flows": [FLOW], "mirrormaker2_health_timeout": 480, "mirro
         "mirrormaker2_heap_opts": "-Xms128m -Xmx384m",
         "mirror_topics": "nr-.*", "mirror_validation_topics": "nr-.*", "mirror_validation_catch_up_timeout": 180}
 VALIDATION_REPORT = "kafkaops.mirror.mirror_validation : Keep the report as a fact"
+PRE_CREATE_TASK = "kafkaops.mirror.kafka_topics : Align the target cluster's topics in one batched call"
 APPLY_TASK = "kafkaops.mirror.failover : Translate the groups' offsets and commit them on the target"
 APP_LOG = Path("/etc/kafka-mirrormaker2/logs/mirrormaker.log")
 
@@ -126,6 +127,14 @@ def test_real_4x_mirrormaker_replicates_a_user_internal_topic(lab, mirrored):
             break
         time.sleep(5)
     assert sorted(keys.get("0", [])) == sorted(f"p0-{i}" for i in range(20)), keys
+
+
+def test_kafka_topics_pre_creates_the_user_internal_topic_for_4x(lab, mirrored):
+    """KIP-1074: the remote topic of `nr-ops.internal` is created by kafka_topics (before MirrorMaker starts), with the
+    source's shape, read back independently."""
+    assert not mirrored.failed, failure(mirrored)
+    assert f"primary.{OPS}" in mirrored.task(PRE_CREATE_TASK).get("created", []), mirrored.task(PRE_CREATE_TASK)
+    assert lab.client("secondary", "topics")["topics"][f"primary.{OPS}"] == {"partitions": 1, "replication_factor": 3}
 
 
 def test_validation_covers_the_user_internal_topic_4x_replicates(lab, mirrored):
