@@ -1,10 +1,10 @@
 # Copyright: kafkaops.mirror contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The job's record codec (mm2_records.py, generated from the collection's) against the test vectors of docs/reference/mm2-records.md
-(Apache Kafka's byte layouts)."""
+"""The job's record codec (vendored_mm2_records.py, generated from the collection's mm2_records.py) against the test vectors
+of docs/reference/mm2-records.md (Apache Kafka's byte layouts)."""
 import pytest
 
-from mirror_validation.mm2_records import Checkpoint, MirrorRecordError, OffsetSync
+from mirror_validation.vendored_mm2_records import Checkpoint, MirrorRecordError, OffsetSync
 
 
 def test_offset_sync_vector():

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import namedtuple
 
 from .fingerprint import record_fingerprint
-from .mm2_records import Checkpoint, OffsetSync, decode_records
+from .vendored_mm2_records import Checkpoint, OffsetSync, decode_records
 
 SKIPS_RECORDS = "skips records on the target"
 UNDECODABLE_SAMPLES = 5

@@ -13,8 +13,22 @@ VENDORED = REPO / "roles" / "mirror_validation" / "files" / "mirror_validation" 
 
 
 def test_vendored_naming_is_what_the_generator_writes_from_the_vocabulary():
-    generate = runpy.run_path(str(GENERATOR))["generate"]
-    assert VENDORED.read_text() == generate(), "run: python scripts/vendor_mm2_naming.py (the job's copy drifted from plugins/module_utils/_mm2)"
+    generator = runpy.run_path(str(GENERATOR))
+    assert VENDORED.read_text() == generator["generate"](), \
+        "%s drifted from plugins/module_utils/_mm2: run `%s` and commit the result" % (VENDORED.relative_to(REPO), generator["REGENERATE"])
+
+
+def test_the_command_the_drift_messages_name_is_the_makefile_target_that_runs_the_generator():
+    """REGENERATE ("make vendored") is what the copies' headers and the drift messages tell a reader to run."""
+    regenerate = runpy.run_path(str(GENERATOR))["REGENERATE"]
+    assert regenerate == "make vendored"
+    target = regenerate.split()[1]
+    makefile = (REPO / "Makefile").read_text().splitlines()
+    recipe = makefile[makefile.index("%s:" % target) + 1]
+    assert recipe.startswith("\t") and recipe.split() == ["$(PYTHON)", "scripts/vendor_mm2_naming.py"]
+    phony = next(line for line in makefile if line.startswith(".PHONY:"))
+    assert target in phony.split()
+    assert all(target not in line.split(":")[1].split() for line in makefile if line.startswith("test:"))
 
 
 def test_vendored_naming_needs_only_the_standard_library():

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: kafkaops.mirror contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The validation job's mm2_records.py and findings.py are the collection's MirrorMaker 2 record codec, undecodable-record rule and
+"""The validation job's vendored_mm2_records.py and findings.py are the collection's MirrorMaker 2 record codec, undecodable-record rule and
 finding text, generated, never hand-written twins."""
 import ast
 import importlib.util
@@ -19,26 +19,34 @@ JOB = REPO / "roles" / "mirror_validation" / "files" / "mirror_validation"
 
 
 def _vendored():
-    spec = importlib.util.spec_from_file_location("vendored_mm2_records", JOB / "mm2_records.py")
+    spec = importlib.util.spec_from_file_location("vendored_mm2_records", JOB / "vendored_mm2_records.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
 def test_vendored_records_is_what_the_generator_writes_from_the_codec():
-    generate = runpy.run_path(str(GENERATOR))["generate"]
-    assert (JOB / "mm2_records.py").read_text() == generate("mm2_records.py"), \
-        "run: python scripts/vendor_mm2_naming.py (the job's copy drifted from plugins/module_utils)"
+    generator = runpy.run_path(str(GENERATOR))
+    assert (JOB / "vendored_mm2_records.py").read_text() == generator["generate"]("vendored_mm2_records.py"), \
+        "roles/mirror_validation/files/mirror_validation/vendored_mm2_records.py drifted from plugins/module_utils: run `%s` and " \
+        "commit the result" % generator["REGENERATE"]
 
 
 def test_the_generator_checks_every_target_and_the_job_has_no_hand_written_codec():
-    assert runpy.run_path(str(GENERATOR))["main"](["--check"]) == 0
+    generator = runpy.run_path(str(GENERATOR))
+    assert generator["main"](["--check"]) == 0, "a copy drifted (the captured stdout names it): run `%s` and commit the result" % generator["REGENERATE"]
     assert not (JOB / "mm2_formats.py").exists()
+
+
+def test_no_job_file_shares_its_name_with_a_module_utils_file():
+    """The generated codec is vendored_mm2_records.py, not a second mm2_records.py beside plugins/module_utils' one."""
+    job = {path.name for path in JOB.glob("*.py")} - {"__init__.py"}
+    assert job.isdisjoint(path.name for path in (REPO / "plugins" / "module_utils").glob("*.py"))
 
 
 def test_vendored_records_needs_only_the_standard_library():
     imported = set()
-    for node in ast.walk(ast.parse((JOB / "mm2_records.py").read_text())):
+    for node in ast.walk(ast.parse((JOB / "vendored_mm2_records.py").read_text())):
         if isinstance(node, ast.Import):
             imported.update(alias.name.split(".")[0] for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -69,8 +77,10 @@ def test_vendored_codec_reads_and_writes_the_bytes_the_collections_does(codec, r
 
 
 def test_vendored_findings_is_what_the_generator_writes_and_reads_as_the_collections():
-    generate = runpy.run_path(str(GENERATOR))["generate"]
-    assert (JOB / "findings.py").read_text() == generate("findings.py")
+    generator = runpy.run_path(str(GENERATOR))
+    assert (JOB / "findings.py").read_text() == generator["generate"]("findings.py"), \
+        "roles/mirror_validation/files/mirror_validation/findings.py drifted from plugins/module_utils/_mm2: run `%s` and commit the result" \
+        % generator["REGENERATE"]
     spec = importlib.util.spec_from_file_location("vendored_findings", JOB / "findings.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
