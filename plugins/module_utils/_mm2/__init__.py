@@ -13,7 +13,7 @@
 - flow_options: the one check of the options that describe a flow (aliases, policy, separator, offset-syncs location,
   release), for the modules that read one.
 
-The validation job (roles/mirror_validation) cannot import the collection: scripts/vendor_mm2_naming.py generates its
-naming.py (from patterns.py and naming.py), mm2_records.py (the codec, with internal_records' decode_records) and
-findings.py (finding_text), and unit tests fail when a copy drifts apart.
+The validation job (roles/mirror_validation) cannot import the collection: `make vendored` (scripts/vendor_mm2_naming.py)
+generates its naming.py (from patterns.py and naming.py), vendored_mm2_records.py (the codec, with internal_records'
+decode_records) and findings.py (finding_text), and unit tests fail when a copy drifts apart.
 """
