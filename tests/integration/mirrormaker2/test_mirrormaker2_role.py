@@ -364,7 +364,7 @@ def test_systemd_unit_passes_systemd_analyze(tmp_path):
     overrides = {"mirrormaker2_kafka_home": str(home), "mirrormaker2_config_dir": str(tmp_path / "etc"), "mirrormaker2_user": "root",
                  "mirrormaker2_clusters": [{"alias": "a", "bootstrap_servers": "x:1"}, {"alias": "b", "bootstrap_servers": "y:1"}],
                  "mirrormaker2_jaas_config": "KafkaClient {};", "_mirrormaker2_plan": {"command_args": []},
-                 "_mirrormaker2_kafka_version": "3.9.0"}  # what tasks/version.yml sets
+                 "mirrormaker2_kafka_version_resolved": "3.9.0"}  # what tasks/version.yml sets
     result = run_playbook(playbook, extra_vars=overrides)
     assert not result.failed, result.stdout
     unit = tmp_path / "kafka-mirrormaker2.service"

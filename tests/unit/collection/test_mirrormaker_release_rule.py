@@ -19,7 +19,7 @@ FIND = "kafkaops.mirror.mirrormaker2 : Find the Kafka jars of "
 def include(home, name, **setting):
     return [{"name": "Include version.yml (%s)" % name, "ansible.builtin.include_role": {"name": "kafkaops.mirror.mirrormaker2", "tasks_from": "version.yml"},
              "vars": dict(mirrormaker2_kafka_home=str(home), **setting)},
-            {"name": "Keep " + name, "ansible.builtin.set_fact": {name: "{{ _mirrormaker2_kafka_version }}"}}]
+            {"name": "Keep " + name, "ansible.builtin.set_fact": {name: "{{ mirrormaker2_kafka_version_resolved }}"}}]
 
 
 def test_set_else_detected_once_per_kafka_home(tmp_path):

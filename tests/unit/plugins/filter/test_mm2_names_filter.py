@@ -96,8 +96,8 @@ def _render(expression, variables):
     ({"mirror_topics_exclude": "tmp.*", "mirrormaker2_replication_policy": "identity"}, "(?:tmp.*)", ["orders", "primary.app-heartbeats"]),
     ({"mirrormaker2_replication_policy_separator": "_"}, plugin.mm2_topics_exclude(None), ["primary_app-heartbeats", "primary_orders"]),
     # The release the stage's pre_task sets (mirrormaker2's tasks/version.yml) picks MirrorMaker 2's default exclude.
-    ({"_mirrormaker2_kafka_version": "3.9.2"}, plugin.mm2_topics_exclude(None, "3.9.2"), ["primary.app-heartbeats", "primary.orders"]),
-    ({"_mirrormaker2_kafka_version": "4.3.1"}, plugin.mm2_topics_exclude(None, "4.3.1"), ["primary.app-heartbeats", "primary.orders"]),
+    ({"mirrormaker2_kafka_version_resolved": "3.9.2"}, plugin.mm2_topics_exclude(None, "3.9.2"), ["primary.app-heartbeats", "primary.orders"]),
+    ({"mirrormaker2_kafka_version_resolved": "4.3.1"}, plugin.mm2_topics_exclude(None, "4.3.1"), ["primary.app-heartbeats", "primary.orders"]),
 ])
 def test_mirror_playbook_pre_creates_under_mm2s_names(variables, exclude, names):
     stage = _playbook_expressions()
@@ -116,7 +116,7 @@ def test_mirror_playbook_copies_a_user_internal_topic_when_4_x_runs_mirrormaker(
     stage = _playbook_expressions()
     base = dict(hostvars={"p0": {"kafka_cluster_alias": "primary"}}, groups={"primary_kafka": ["p0"]})
     for version, copied in (("4.3.1", True), ("3.9.2", False), (None, False)):
-        variables = dict(base, _mirrormaker2_kafka_version=version) if version else base
+        variables = dict(base, mirrormaker2_kafka_version_resolved=version) if version else base
         exclude = re.compile(_render(stage["kafka_topics_copy_exclude"], variables))
         assert (not exclude.fullmatch("ops.internal")) is copied, version
         assert exclude.fullmatch("mm2-offsets.primary.internal") and exclude.fullmatch("__consumer_offsets"), version
@@ -135,10 +135,10 @@ def _drift_task():
 ])
 def test_the_validation_drift_step_uses_the_release_s_default_exclude(version, left_out):
     """mirror_validation's drift step with mirror_validation_exclude set: MirrorMaker 2's default topics.exclude of the release
-    that runs it (the role's version.yml sets _mirrormaker2_kafka_version first) plus the validation's own pattern."""
+    that runs it (the role's version.yml sets mirrormaker2_kafka_version_resolved first) plus the validation's own pattern."""
     expression = _drift_task()["topics_exclude"]
     # A template that is one expression gives Ansible its value (a list here); plain Jinja2 renders it as Python's repr.
-    variables = {"_mirrormaker2_kafka_version": version, "mirror_validation_exclude": "tmp.*", "omit": "__omit__"}
+    variables = {"mirrormaker2_kafka_version_resolved": version, "mirror_validation_exclude": "tmp.*", "omit": "__omit__"}
     patterns = ast.literal_eval(_render(expression, variables))
     assert patterns == [plugin.mm2_topics_exclude(None, version), "tmp.*"]
     regexes = [re.compile(pattern) for pattern in patterns]
