@@ -156,6 +156,11 @@ class ApacheProvider(Provider):
     _LAB_KEYS = {"num.network.threads": "2", "num.io.threads": "2", "num.replica.fetchers": "1", "background.threads": "2",
                  "group.initial.rebalance.delay.ms": "0", "log.cleaner.dedupe.buffer.size": "8388608",
                  "offsets.topic.num.partitions": "10"}
+    # KRaft's quorum on the lab's machine: at load 100 (a test run's labs starting at once on 2 cores) the combined nodes
+    # lost and re-elected their controller for a minute and a 3.9.2 broker gave up registering after Kafka's 60 s
+    # (initial.broker.registration.timeout.ms). Timeouts for a starved machine, not HDInsight's (ZooKeeper mode there).
+    _LAB_KRAFT_KEYS = {"controller.quorum.election.timeout.ms": "5000", "controller.quorum.fetch.timeout.ms": "10000",
+                       "broker.session.timeout.ms": "30000", "initial.broker.registration.timeout.ms": "300000"}
     # The lab's JVMs: the client compiler and the serial collector (sandbox/jvm.py says why), small heaps.
     JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Djava.awt.headless=true"
     BROKER_HEAP = "-Xms192m -Xmx320m"
@@ -211,6 +216,8 @@ class ApacheProvider(Provider):
         props.update({k: v for k, v in config.properties.items() if k not in self._SANDBOX_KEYS})
         # After Ambari's: thread counts and buffers are the lab machine's, and change nothing a client sees.
         props.update(self._LAB_KEYS)
+        if not spec.zookeeper:
+            props.update(self._LAB_KRAFT_KEYS)
         return "".join(f"{k}={v}\n" for k, v in props.items())
 
     def broker_command(self, spec: BrokerSpec, config: BrokerConfig) -> tuple:

@@ -1,6 +1,6 @@
 # Copyright: kafkaops.mirror contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""A sandbox cluster as the Kafka admin module tests see it, and the provider quirks they allow for.
+"""A sandbox cluster as the Kafka admin module tests see it.
 
 Imported from here, never `from conftest import`: that would get whichever of the suite's conftest modules was imported
 last."""
@@ -11,8 +11,6 @@ import subprocess
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-
-import pytest
 
 from tests.support.ansible_play import run_module, run_tasks
 
@@ -58,14 +56,3 @@ def target_for(state: dict, alias: str) -> KafkaTarget:
     broker_node = cluster["brokers"][0]["node"]
     python = next(node["python"] for node in cluster["nodes"] if node["name"] == broker_node)
     return KafkaTarget(state["provider"], alias, cluster["bootstrap_servers"], python, state)
-
-
-def skip_on(target: KafkaTarget, provider: str, quirk: str):
-    if target.provider == provider:
-        pytest.skip(f"{provider} quirk: {quirk}")
-
-
-def broker_checks(target: KafkaTarget) -> dict:
-    """Module options for the provider: tansu ignores validate_only (it applies CreateTopics and IncrementalAlterConfigs
-    sent as a dry run), so the broker dry run is switched off there or check mode would change the cluster."""
-    return {"validate_on_broker": False} if target.provider == "tansu" else {}

@@ -1,11 +1,10 @@
 # Copyright: kafkaops.mirror contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""kafka_topic_info and kafka_consumer_group_info against the sandbox (noida and tansu): read-only, filtered, check mode safe."""
+"""kafka_topic_info and kafka_consumer_group_info against the real-Kafka lab: read-only, filtered, check mode safe."""
 from __future__ import annotations
 
 import pytest
 
-from tests.support.kafka_targets import broker_checks, skip_on
 
 pytestmark = pytest.mark.integration
 
@@ -13,7 +12,7 @@ pytestmark = pytest.mark.integration
 @pytest.fixture
 def topic_with_records(target):
     stem = target.unique("info")
-    created = target.run("kafka_topic", dict(broker_checks(target), topics=[
+    created = target.run("kafka_topic", dict(topics=[
         {"name": f"{stem}-a", "partitions": 2, "configs": {"retention.ms": 3600000}},
         {"name": f"{stem}-b", "partitions": 1},
     ]))
@@ -43,7 +42,6 @@ def test_topic_info_reports_partitions_offsets_and_configs(target, topic_with_re
 
 
 def test_topic_info_non_default_configs_and_internal_topics(target, topic_with_records):
-    skip_on(target, "tansu", "reports every set topic config as a default (config_source DEFAULT_CONFIG)")
     stem = topic_with_records
     result = target.run("kafka_topic_info", dict(topics=[f"{stem}-.*"], offsets=False))
     assert result["topics"][f"{stem}-a"]["configs"] == {"retention.ms": "3600000"}
@@ -72,14 +70,7 @@ def test_consumer_group_info_reports_committed_offsets_and_lag(target, topic_wit
         assert not result["changed"] and not result.get("failed"), result.get("msg")
         assert list(result["groups"]) == [f"{stem}-app"]
         group = result["groups"][f"{stem}-app"]
-        if target.provider == "tansu":
-            # tansu quirks: DescribeGroups returns an authorized_operations bit kafka-python 3.0.12 cannot decode
-            # ("15 is not a valid ACLOperation"), so the module reports members as null with a warning, and
-            # ListGroups reports the state of an offsets-only group as "Unknown".
-            assert group["members"] is None and any("DescribeGroups failed" in warning for warning in result["warnings"])
-            assert group["state"] == "Unknown"
-        else:
-            assert group["state"] == "Empty" and group["members"] == []
+        assert group["state"] == "Empty" and group["members"] == []
         assert group["offsets"] == [{"topic": f"{stem}-a", "partition": 0, "committed_offset": 1, "metadata": "", "end_offset": 3, "lag": 2}]
         assert group["total_lag"] == 2
     filtered = target.run("kafka_consumer_group_info", dict(groups=[f"{stem}-app"], topics=["nothing"], lag=False))

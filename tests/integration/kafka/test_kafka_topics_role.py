@@ -9,7 +9,6 @@ import pytest
 import yaml
 
 from tests.support.ansible_play import run_playbook
-from tests.support.kafka_targets import broker_checks, skip_on
 
 pytestmark = pytest.mark.integration
 ALIGN_TASK = "kafkaops.mirror.kafka_topics : Align the target cluster's topics in one batched call"
@@ -30,8 +29,7 @@ def run_role(target, tmp_path, role_vars, **kwargs):
 
 def test_role_applies_the_list_with_inventory_connection(target, tmp_path):
     name = target.unique("role")
-    role_vars = {"kafka_topics_list": [{"name": name, "partitions": 2, "configs": {"retention.ms": 7200000}}],
-                 "kafka_topics_validate_on_broker": not broker_checks(target)}
+    role_vars = {"kafka_topics_list": [{"name": name, "partitions": 2, "configs": {"retention.ms": 7200000}}]}
 
     planned = run_role(target, tmp_path, role_vars, check=True, diff=True)
     assert not planned.failed, planned.stdout[-3000:]
@@ -48,7 +46,6 @@ def test_role_applies_the_list_with_inventory_connection(target, tmp_path):
 
 
 def test_role_copies_the_source_topics_with_the_mirrormaker_prefix(source, target, tmp_path):
-    skip_on(target, "tansu", "reports every set topic config as a default, so the source has no overrides to copy")
     stem = source.unique("rolecp")
     source.run("kafka_topic", dict(name=f"{stem}-events", partitions=3, configs={"retention.ms": 5400000}))
     role_vars = {"kafka_topics_copy_from_source": True, "kafka_topics_copy_topics": f"{stem}-.*", "kafka_topics_copy_rename_prefix": "primary."}
@@ -60,13 +57,11 @@ def test_role_copies_the_source_topics_with_the_mirrormaker_prefix(source, targe
     assert run_role(target, tmp_path, role_vars).changed_count == 0
 
 
-# What is refused here (the role's argument spec, the module's name check) does not depend on the broker, so one provider
-# proves it; the module's batch checks run on both providers in test_kafka_topic_module.py.
-@pytest.mark.parametrize("provider_state", ["noida"], indirect=True)
+# What is refused here: the role's argument spec and the module's name check, before any change (the module's batch checks
+# are in test_kafka_topic_module.py).
 def test_role_refuses_bad_input_before_any_change(target, tmp_path):
     good = target.unique("rolegood")
-    bad_entry = run_role(target, tmp_path, {"kafka_topics_list": [{"name": good, "partitions": 1}, {"name": "no spaces allowed", "partitions": 1}],
-                                            "kafka_topics_validate_on_broker": not broker_checks(target)})
+    bad_entry = run_role(target, tmp_path, {"kafka_topics_list": [{"name": good, "partitions": 1}, {"name": "no spaces allowed", "partitions": 1}]})
     assert bad_entry.failed
     assert "topics[1] ('no spaces allowed'): topic name" in bad_entry.stdout
     assert good not in target.topics()
