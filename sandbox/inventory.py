@@ -101,6 +101,9 @@ def build_inventory(state: dict, supervisorctl: list) -> dict:
             # Spark binds to what the hostname resolves to; pin the node's own address on every node kind. The driver
             # JVM (spark-submit reads SPARK_SUBMIT_OPTS) gets the lab's options for short-lived JVMs (sandbox/jvm.py).
             "mirror_validation_environment": {"SPARK_LOCAL_IP": mirrormaker["ip"], "SPARK_SUBMIT_OPTS": SHORT_LIVED_JVM_OPTIONS},
+            # So does real MirrorMaker's JVM: in the lab it lives minutes, beside a dozen others on 2 cores (the stand-in
+            # ignores it).
+            "mirrormaker2_jvm_performance_opts": SHORT_LIVED_JVM_OPTIONS,
         },
     }
     # The groups fix the direction (primary_kafka -> secondary_kafka); the aliases are their kafka_cluster_alias.

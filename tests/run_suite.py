@@ -81,7 +81,6 @@ LONGEST_FIRST = (
     "tests/integration/real_kafka/test_real_kafka.py",
     "tests/integration/differential/test_mm2_differential.py",
     "tests/integration/real_kafka/test_newest_release.py",
-    "tests/integration/preflight/test_quick_start_inventory.py",
     "tests/integration/mirror/test_quick_start_hn0.py",
     "tests/integration/mirror_validation/test_oldest_runtime.py",
     # Per-file totals of a clean-clone `.ci/run` (2026-11-26, loaded machine), longest first; test_stale_state.py and the

@@ -10,7 +10,10 @@ sandbox/kafka_dist.py) and through the stand-in playing it, between the same two
 each wrote is read back with plain kafka-python and compared: remote and internal topic names, partitions, replication
 factors and topic configs; the copied records; offset syncs; checkpoints; heartbeats; group offsets on the target.
 
-Graded: 3.2.0 (HDInsight 5.1), 3.9.2 (the last 3.x) and 4.3.1 (the newest 4.x). Not graded: 2.4.1 (HDInsight 5.0),
+Graded: 3.2.0 (HDInsight 5.1) and 4.3.1 (the newest 4.x): between them every rule the stand-in switches on a release
+(the offset-sync history of 3.4.1+, KIP-1074's internal topics of 4.0+) is graded on both sides of its switch. 3.9.2 (the
+last 3.x) was graded too until CI's time ran out (a run of the suite reached 44 minutes): it brought no rule the other two
+do not, and real MirrorMaker 2 and the stand-in of 3.9.2 agreed on every check. Not graded: 2.4.1 (HDInsight 5.0),
 because Maven Central does not serve connect-mirror 2.4.1 (the oldest it serves is 2.7.2), so there is no real
 MirrorMaker 2 of 2.4.1 to grade the stand-in's 2.4 mode by; sandbox/mm2/release.py says so where the stand-in plays it.
 
@@ -26,7 +29,7 @@ import pytest
 
 pytestmark = pytest.mark.integration
 
-GRADED = ["3.2.0", "3.9.2", "4.3.1"]
+GRADED = ["3.2.0", "4.3.1"]
 OFFSET_LAG_MAX = 100  # MirrorSourceConfig offset.lag.max default (the scenario leaves it)
 TOPICS = ("orders", "ledger", "events")
 

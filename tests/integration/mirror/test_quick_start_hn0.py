@@ -9,6 +9,12 @@ advertised as HDInsight's brokers do):
 - bootstrap servers as FQDN:port (the primary's wn0 and wn1, the secondary's wn0), as in the README;
 - the runbook's aliases, primary-kafka-cluster and secondary-kafka-cluster.
 
+Before the real run, the first preflight as the README's inventory meets it (it was its own test on tansu,
+test_quick_start_inventory.py, until CI's time ran out): hn0's hosts file holds its own cluster only, so the primary's FQDNs
+do not resolve there, and mirror.yml's first preflight runs before hosts_sync. Without the resolution through hosts_sync it
+stops on the primary's bootstrap name (the check can fail); with it, check mode passes, says in a NOTE at which address it
+reached the primary, and writes nothing; the real run's gate after hosts_sync then passes on the names.
+
 Read back with clients of its own: tests/support/read_back.py under a worker's python (the lab's FQDNs resolve only inside
 its nodes), MirrorMaker's program read from hn0's own supervisord inside the node, its JVM found in /proc and placed by its
 mount namespace, getent over SSH on hn0. The validation stage (Spark) is skipped: tests/integration/real_kafka runs it.
@@ -37,7 +43,11 @@ READ_BACK = REPO / "tests" / "support" / "read_back.py"
 SUBNET = 46  # a lab of its own on the worker's net, third octets 46 and 47: no other test file uses them
 ALIASES = {"primary": "primary-kafka-cluster", "secondary": "secondary-kafka-cluster"}  # the runbook's, as in the README
 TOPIC, PARTITIONS, PER_PARTITION = "qs-orders", 3, 200
+README_BOOTSTRAP = {"primary": 2, "secondary": 1}  # how many brokers the README lists: the primary's wn0 and wn1, the secondary's wn0
 SUMMARY_TASK = "kafkaops.mirror.preflight : Show the preflight summary"
+FAIL_TASK = "kafkaops.mirror.preflight : Fail when any finding is an error"
+# The first preflight's stages only: node_python and mirror_host run anyway (tagged always).
+BEFORE_HOSTS_SYNC_TAGS = "preflight,hosts_sync"
 PLAN = {
     "mirrormaker2_flows": [{"source": ALIASES["primary"], "target": ALIASES["secondary"], "topics": ["qs-.*"], "groups": ["qs-.*"],
                             "refresh_topics_interval_seconds": 10, "refresh_groups_interval_seconds": 5}],
@@ -66,7 +76,7 @@ def readme_inventory(state: dict, path: Path) -> Path:
     lists as FQDN:port and the runbook's aliases."""
     inventory = yaml.safe_load((Path(state["dir"]) / "inventory.yml").read_text())
     groups = inventory["all"]["children"]
-    for alias, count in (("primary", 2), ("secondary", 1)):  # the README lists the primary's wn0 and wn1, the secondary's wn0
+    for alias, count in README_BOOTSTRAP.items():
         groups[f"{alias}_kafka"]["vars"]["kafka_cluster_alias"] = ALIASES[alias]
         groups[f"{alias}_kafka"]["vars"]["kafka_bootstrap_servers"] = ",".join(
             f"{broker['node']}:{broker['port']}" for broker in state["clusters"][alias]["brokers"][:count])
@@ -100,7 +110,17 @@ def lab(tmp_path_factory, sandbox_net):
         api.down(directory, timeout=90)
 
 
-def test_the_readme_quick_start_mirrors_with_mirrormaker_on_hn0(lab, tmp_path):
+def summaries(play) -> list:
+    """The preflight tables of a run, in order (mirror.yml: the first preflight, then the gate after hosts_sync)."""
+    return [entry["result"]["msg"] for entry in play.tasks if entry["task"] == SUMMARY_TASK]
+
+
+def on_hn0(hn0: dict, command: str) -> subprocess.CompletedProcess:
+    """`command` over SSH on hn0, as the runbook's user runs it."""
+    return subprocess.run(ssh_argv(hn0, command), capture_output=True, text=True, timeout=60, check=False)
+
+
+def test_the_readme_quick_start_mirrors_with_mirrormaker_on_hn0(lab, tmp_path, mirror_host_ready):
     state = lab
     hn0, wn0 = node(state, "secondary", "hn0"), node(state, "secondary", "wn0")
     assert state["mirrormaker_node"] == hn0["name"] and "ssh" in hn0, "hn0 is an SSH host and the MirrorMaker node"
@@ -116,17 +136,37 @@ def test_the_readme_quick_start_mirrors_with_mirrormaker_on_hn0(lab, tmp_path):
               f"[p.send('{TOPIC}', key=b'p%d-%d' % (n, i), value=b'v%d' % i, partition=n) for n in range({PARTITIONS}) for i in range({PER_PARTITION})]\n"
               "p.flush(); p.close()\n")
     subprocess.run([node(state, "primary", "wn1")["python"], "-c", script, state["clusters"]["primary"]["bootstrap_servers"]], check=True, timeout=300)
-    resolves_before = subprocess.run(ssh_argv(hn0, f"getent hosts {shlex.quote(state['clusters']['primary']['brokers'][0]['node'])}"),
-                                     capture_output=True, text=True, timeout=60, check=False)
-    assert resolves_before.returncode == 2, "hn0 knows the primary's names before hosts_sync"
+    primary = state["clusters"]["primary"]["brokers"][0]
+    hosts_before = on_hn0(hn0, "cat /etc/hosts").stdout
+    assert on_hn0(hn0, f"getent hosts {shlex.quote(primary['node'])}").returncode == 2, "hn0 knows the primary's names before hosts_sync"
+
+    # The first preflight before hosts_sync, in check mode: the virtualenv a first real run leaves lets check mode run the
+    # modules on hn0. Without the resolution through hosts_sync it stops on the primary's name, as it did before.
+    mirror_host_ready(state)
+    unresolved = run_playbook(PLAYBOOK, inventory=inventory, extra_vars={**PLAN, "preflight_resolve_through_hosts_sync": False},
+                              tags=BEFORE_HOSTS_SYNC_TAGS, check=True)
+    assert unresolved.failed
+    assert f"cluster {ALIASES['primary']}: no metadata from {primary['node']}" in unresolved.task(FAIL_TASK)["msg"]
+    check = run_playbook(PLAYBOOK, inventory=inventory, extra_vars=PLAN, tags=BEFORE_HOSTS_SYNC_TAGS, check=True, diff=True)
+    assert not check.failed, check.stdout[-5000:]
+    first = summaries(check)[0]
+    ips = {n["name"]: n["ip"] for n in state["clusters"]["primary"]["nodes"]}
+    bootstrap = state["clusters"]["primary"]["brokers"][:README_BOOTSTRAP["primary"]]
+    assert [line for line in first if line.startswith("NOTE ")] == [
+        f"NOTE  cluster {ALIASES['primary']}: bootstrap {broker['node']}:{broker['port']} does not resolve on {hn0['name']} before "
+        f"hosts_sync; probed at {ips[broker['node']]}:{broker['port']}, the entry hosts_sync is about to write" for broker in bootstrap], first
+    assert on_hn0(hn0, "cat /etc/hosts").stdout == hosts_before, "check mode wrote hn0's hosts file"
 
     started = time.monotonic()
     play = run_playbook(PLAYBOOK, inventory=inventory, extra_vars=PLAN, skip_tags="mirror_validation", diff=True, timeout=2400)
     print(f"mirror.yml on the quick start's inventory: {time.monotonic() - started:.0f} s")
     assert not play.failed, play.stdout[-6000:]
-    first, gate = [entry["result"]["msg"] for entry in play.tasks if entry["task"] == SUMMARY_TASK]
-    assert any(line.startswith("NOTE ") and state["clusters"]["primary"]["brokers"][0]["node"] in line for line in first), first
+    first, gate = summaries(play)
+    assert any(line.startswith("NOTE ") and primary["node"] in line for line in first), first
     assert not any(line.startswith(("NOTE ", "ERROR")) for line in gate), gate
+    primary_row = next(line.split() for line in gate if line.split()[:1] == [ALIASES["primary"]])
+    brokers = len(state["clusters"]["primary"]["brokers"])
+    assert primary_row[1] == "ok" and primary_row[3] == f"{brokers}/{brokers}", gate
 
     # The remote topic and every record, read on the secondary by a client of this test's own.
     remote = f"{ALIASES['primary']}.{TOPIC}"
@@ -157,5 +197,5 @@ def test_the_readme_quick_start_mirrors_with_mirrormaker_on_hn0(lab, tmp_path):
 
     # hosts_sync wrote hn0's hosts file: the primary's FQDNs resolve there now, read over SSH as the runbook's user would.
     for broker in state["clusters"]["primary"]["brokers"]:
-        resolved = subprocess.run(ssh_argv(hn0, f"getent hosts {shlex.quote(broker['node'])}"), capture_output=True, text=True, timeout=60, check=False)
+        resolved = on_hn0(hn0, f"getent hosts {shlex.quote(broker['node'])}")
         assert resolved.returncode == 0 and resolved.stdout.split()[0] == broker["host"], (broker, resolved.stdout)

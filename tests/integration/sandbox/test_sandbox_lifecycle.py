@@ -181,6 +181,7 @@ def test_inventory_matches_the_contract(sandbox):
         "mirrormaker2_supervisor_conf_dir": "/etc/supervisor/conf.d",
         "mirror_host_pip_environment": {"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": sandbox["wheelhouse"]},
         "mirror_validation_environment": {"SPARK_LOCAL_IP": node["ip"], "SPARK_SUBMIT_OPTS": SHORT_LIVED_JVM_OPTIONS},
+        "mirrormaker2_jvm_performance_opts": SHORT_LIVED_JVM_OPTIONS,
     }
     wheels = sorted(p.name.split("-")[0] for p in Path(sandbox["wheelhouse"]).glob("*.whl"))
     assert {"kafka_python", "confluent_kafka", "pyspark"} <= set(wheels), wheels

@@ -121,3 +121,23 @@ def test_reports_default_to_the_users_home_never_beside_the_playbook():
     line = next(line for line in defaults.splitlines() if line.startswith("mirror_validation_report_dir:"))
     assert "playbook_dir" not in line and "~/kafkaops-mirror-reports" in line
     assert "playbook_dir" not in specs.split("mirror_validation_report_dir:")[1].split("\n      mirror_validation_")[0].split("default:")[1]
+
+
+def environment(**settings):
+    """The role's _mirrormaker2_environment as Ansible templates it, from vars/main.yml and the defaults."""
+    from ansible.parsing.dataloader import DataLoader
+    from ansible.template import Templar, trust_as_template
+
+    values = {**yaml.safe_load((ROLE / "defaults" / "main.yml").read_text()), "_mirrormaker2_log4j_opts": "-Dlog4j.configuration=file:/x",
+              "_mirrormaker2_kafka_opts": "", **settings}
+    expression = yaml.safe_load((ROLE / "vars" / "main.yml").read_text())["_mirrormaker2_environment"]
+    return Templar(loader=DataLoader(), variables=values).template(trust_as_template(expression))
+
+
+def test_jvm_performance_options_set_only_when_given():
+    unset = environment()
+    assert unset == {"KAFKA_HEAP_OPTS": "-Xms1g -Xmx1g", "KAFKA_LOG4J_OPTS": "-Dlog4j.configuration=file:/x", "KAFKA_OPTS": ""}
+    tuned = environment(mirrormaker2_jvm_performance_opts="-XX:+UseSerialGC")
+    assert tuned == {**unset, "KAFKA_JVM_PERFORMANCE_OPTS": "-XX:+UseSerialGC"}
+    program = render("supervisor-program.conf.j2", _mirrormaker2_environment=tuned)
+    assert "KAFKA_JVM_PERFORMANCE_OPTS=" in program and "UseSerialGC" in program
