@@ -398,6 +398,11 @@ def down(sandbox_dir=DEFAULT_DIR, timeout: float = 20.0) -> dict:
             # commit and copied again on `up` (make demo after down and up: 400 duplicates of a topic copied a minute
             # before). A crash is what kill -9 is for (day-two test).
             _stop_and_wait(supervisor, [node["program"] for node in _host_entries(state) if "program" in node], timeout)
+            # Then the brokers, while ZooKeeper still answers, in the order of Ambari's stop-all (KAFKA_BROKER before
+            # ZOOKEEPER_SERVER): a broker stopped together with ZooKeeper left its registration in ZooKeeper's data, which
+            # the next `up` had to wait out (sandbox/zk_registration.py).
+            _stop_and_wait(supervisor, [broker["program"] for cluster in state["clusters"].values() for broker in cluster["brokers"]
+                                        if broker.get("program")], timeout)
             # supervisord's shutdown stops its programs one after another: ask the rest to stop at once first.
             supervisor.rpc().supervisor.stopAllProcesses(False)
             supervisor.shutdown()

@@ -18,7 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-from sandbox import broker_config
+from sandbox import broker_config, zk_registration
 from sandbox.providers import BrokerSpec, ProviderUnavailable, get_provider
 
 SPEC_FILE = "broker.json"
@@ -71,6 +71,10 @@ def command_for(cluster_dir: Path, broker_id: int = 0) -> tuple:
     spec = read_spec(cluster_dir, broker_id)
     if spec.zookeeper:
         wait_for_zookeeper(spec.zookeeper)
+        waited = zk_registration.wait_until_unregistered(spec.zookeeper, spec.broker_id)
+        if waited >= 1:
+            print(f"sandbox.broker: waited {waited:.0f} s until ZooKeeper dropped broker {spec.broker_id}'s registration of a previous run "
+                  "(sandbox/zk_registration.py)", flush=True)
     config = broker_config.load(cluster_dir)
     provider = get_provider(spec.provider)
     argv, env = provider.broker_command(spec, config)
