@@ -17,7 +17,7 @@ import struct
 
 import pytest
 
-from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_versions import KafkaVersion
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.versions import KafkaVersion
 
 from mirror_validation import cli
 from mirror_validation.job import JobOptions, _Run
