@@ -61,7 +61,7 @@ FLOW_DEFAULTS = {
     # checkpoints) within a minute, well inside the role's default health timeout (300 s), for one topic listing (plus
     # DescribeConfigs of the matching topics) or one group listing a minute per flow. The HDInsight guide's 10 s would
     # repeat that work six times as often on clusters with thousands of topics, for nothing the role waits for: topics
-    # that exist when the role runs are picked up by a restart (roles/mirrormaker2/tasks/topics.yml, mm2_wait.py).
+    # that exist when the role runs are picked up by a restart (roles/mirrormaker2/tasks/topics.yml, module_utils/_mirror/wait.py).
     "refresh_topics_interval_seconds": 60,
     "refresh_groups_interval_seconds": 60,
     "properties": {},
@@ -437,7 +437,7 @@ def build_config(model):
 
 
 def required_features(model):
-    """The MirrorMaker 2 features (mm2_versions.FEATURES) the model turns on, each of which build_config gates on the release.
+    """The MirrorMaker 2 features (_mm2.versions.FEATURES) the model turns on, each of which build_config gates on the release.
 
     The preflight role checks the same list against the same release (preflight_mirrormaker_version, filter preflight_clusters).
     """

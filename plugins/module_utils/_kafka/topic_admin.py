@@ -19,7 +19,7 @@ try:
     from kafka.admin import ConfigResource
     from kafka.protocol.admin import CreateTopicsRequest
 except ImportError:
-    # kafka_client.ensure_kafka_python() reports the missing library before any of this is used.
+    # _kafka.client.ensure_kafka_python() reports the missing library before any of this is used.
     kafka_errors = ConfigResource = CreateTopicsRequest = None
 
 # CreateTopics v4 (Kafka 2.4, KIP-464) lets the broker pick partitions and replication factor.

@@ -33,7 +33,7 @@ DEFAULT_EXCLUDED_CONFIGS = [
     r"unclean\.leader\.election\.enable",
     r"min\.insync\.replicas",
 ]
-# MirrorSourceConnector.syncTopicConfigs: before 3.5 (mm2_versions.INCREMENTAL_ALTER_CONFIGS_SINCE) the deprecated
+# MirrorSourceConnector.syncTopicConfigs: before 3.5 (_mm2.versions.INCREMENTAL_ALTER_CONFIGS_SINCE) the deprecated
 # AlterConfigs, which leaves the remote topic with the synced set only; from 3.5 IncrementalAlterConfigs (KIP-894), which
 # sets the source's overrides and deletes the keys the source leaves at their default, and leaves config.properties.exclude's
 # keys alone.

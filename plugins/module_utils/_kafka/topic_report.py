@@ -12,7 +12,7 @@ try:
     from kafka import TopicPartition
     from kafka.protocol.consumer import IsolationLevel, OffsetSpec
 except ImportError:
-    # kafka_client.ensure_kafka_python() reports the missing library before any of this is used.
+    # _kafka.client.ensure_kafka_python() reports the missing library before any of this is used.
     TopicPartition = OffsetSpec = IsolationLevel = None
 
 CONFIG_MODES = {"none": None, "non_default": "modified", "all": "all"}

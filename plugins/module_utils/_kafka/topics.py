@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Topic planner: desired topics + what the cluster has -> validated plan of creates, increases, config changes, deletions.
 
-Pure logic (no I/O): kafka_topic_admin.py reads the cluster and applies the plan; check mode returns the same plan.
+Pure logic (no I/O): topic_admin.py reads the cluster and applies the plan; check mode returns the same plan.
 """
 from __future__ import annotations
 

@@ -40,7 +40,7 @@ try:
     from kafka.admin import OffsetSpec
     from kafka.structs import OffsetAndMetadata, TopicPartition
 except ImportError:
-    # kafka_client.ensure_kafka_python() reports the missing library before any of this is used.
+    # _kafka.client.ensure_kafka_python() reports the missing library before any of this is used.
     OffsetSpec = OffsetAndMetadata = TopicPartition = None
 
 # Group states in which the group has (or is getting) members (DescribeGroups, ListGroups v4+).

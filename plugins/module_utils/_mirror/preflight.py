@@ -30,7 +30,7 @@ try:
     from kafka.errors import for_code
     from kafka.protocol.broker_version_data import infer_broker_version_from_api_versions
 except ImportError:
-    # kafka_client.ensure_kafka_python() reports the missing library before any of this is used.
+    # _kafka.client.ensure_kafka_python() reports the missing library before any of this is used.
     ConfigResource = ConfigResourceType = for_code = infer_broker_version_from_api_versions = None
 
 BROKER_CONFIG_KEYS = (

@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """MirrorMaker 2 state that cannot belong to the current clusters: offset syncs and checkpoints an earlier deployment left.
 
-Pure rules over what mm2_status.FlowStatus reads for kafka_mirror_status (and, through that module, the preflight role):
+Pure rules over what _mirror.status.FlowStatus reads for kafka_mirror_status (and, through that module, the preflight role):
 one flow's offset syncs in the order of their topic (fed to SyncTrail), the latest checkpoint of each group partition, the
 topics that exist on each side, and the remote partitions' end offsets read AFTER the syncs and checkpoints (an end offset
 only grows, so nothing read before it can legitimately lie beyond it).

@@ -39,7 +39,7 @@ from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.wait impor
 try:
     from kafka import TopicPartition
 except ImportError:
-    TopicPartition = None  # kafka_client.ensure_kafka_python() reports the missing library
+    TopicPartition = None  # _kafka.client.ensure_kafka_python() reports the missing library
 
 HEARTBEAT_TAIL = 200
 
@@ -281,7 +281,7 @@ def unmet_conditions(status, wait_for, max_lag, max_heartbeat_age_s):
 def wait_until_healthy(read_status, wait_for, max_lag, max_heartbeat_age_s, timeout_s, interval_s, clock=time.monotonic, sleep=time.sleep,
                        samples=None):
     """Poll read_status() until no condition is unmet or the timeout passes; returns (status, unmet, progress). Each read's
-    mm2_catch_up.sample() is appended to `samples` when given."""
+    _mirror.catch_up.sample() is appended to `samples` when given."""
     start = clock()
     progress = []
     while True:
