@@ -172,8 +172,8 @@ requests:
 """
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
-from ansible_collections.kafkaops.mirror.plugins.module_utils._ambari.client import AmbariError, ambari_connection_argument_spec
 from ansible_collections.kafkaops.mirror.plugins.module_utils._ambari.broker_rejoin import RejoinWaiter
+from ansible_collections.kafkaops.mirror.plugins.module_utils._ambari.client import AmbariError, ambari_connection_argument_spec
 from ansible_collections.kafkaops.mirror.plugins.module_utils._ambari.restart import RestartFailed, restart_components
 from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.client import (
     HAS_KAFKA,

@@ -267,8 +267,6 @@ progress:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.findings import finding_text
-from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import OFFSET_SYNCS_LOCATIONS, POLICIES
 from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.client import (
     KafkaConnection,
     KafkaConnectionError,
@@ -276,6 +274,8 @@ from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.client impo
 )
 from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.connection_options import kafka_connection_argument_spec
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.status import MirrorStatusError, run_status
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.findings import finding_text
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import OFFSET_SYNCS_LOCATIONS, POLICIES
 
 
 def argument_spec():

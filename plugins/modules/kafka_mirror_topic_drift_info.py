@@ -180,8 +180,6 @@ alignment:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.findings import ERROR, finding_text
-from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import POLICIES
 from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.client import (
     KafkaConnection,
     KafkaConnectionError,
@@ -189,6 +187,8 @@ from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.client impo
 )
 from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.connection_options import kafka_connection_argument_spec
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.topic_drift import alignment_entries, drift_report
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.findings import ERROR, finding_text
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import POLICIES
 
 
 def main():

@@ -14,10 +14,10 @@ from __future__ import annotations
 import re
 
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.findings import ERROR, finding_text, min_insync_findings
-from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.patterns import split_patterns
-from ansible_collections.kafkaops.mirror.plugins.plugin_utils.kafka_client_properties import java_client_properties
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.keys import MAX_AUTO_REPLICATION_FACTOR, check_extra_properties, exclude_key, unread_keys
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.patterns import split_patterns
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.versions import FEATURES, MM1_REMOVED, KafkaVersion, broker_too_old, requires
+from ansible_collections.kafkaops.mirror.plugins.plugin_utils.kafka_client_properties import java_client_properties
 
 MM2_PROPERTIES_FILE = "connect-mirror-maker.properties"
 MM1_CONSUMER_FILE = "mm1-consumer.properties"

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import time
 
+from ansible_collections.kafkaops.mirror.plugins.module_utils._ambari.broker_rejoin import BrokersNotBack
 from ansible_collections.kafkaops.mirror.plugins.module_utils._ambari.client import (
     FAILED_REQUEST_STATES,
     TERMINAL_REQUEST_STATES,
     AmbariClient,
     AmbariError,
 )
-from ansible_collections.kafkaops.mirror.plugins.module_utils._ambari.broker_rejoin import BrokersNotBack
 
 
 class RestartInputError(AmbariError):

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import re
 
-from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import ReplicationPolicy
 from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.names import NameFilter, regex_problems
 from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.topics import canonical_config_value
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import ReplicationPolicy
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.versions import INCREMENTAL_ALTER_CONFIGS_SINCE, KafkaVersion
 
 # Topic settings that describe the source cluster rather than the data: the same list MirrorMaker 2 leaves out when it

@@ -4,7 +4,6 @@
 """The kafka_topic module's work: options -> entries -> read cluster -> plan -> broker dry run -> apply (not in check mode)."""
 from __future__ import annotations
 
-from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import POLICIES
 from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.client import KafkaConnection, KafkaError
 from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.connection_options import kafka_connection_argument_spec
 from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.topic_admin import (
@@ -24,6 +23,7 @@ from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.topic_copy 
     selected_source_topics,
 )
 from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.topics import STATES, plan_topics
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import POLICIES
 
 _TOPIC_FIELDS = ("name", "partitions", "replication_factor", "configs", "state")
 

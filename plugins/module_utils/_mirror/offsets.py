@@ -11,10 +11,8 @@ from __future__ import annotations
 
 import time
 
-from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.flow_options import flow_names
-from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.internal_topic_reader import InternalTopicReader
-from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.patterns import DEFAULT_GROUPS_EXCLUDE, compile_patterns, matches_any
 from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.client import KafkaConnection, KafkaError
+from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.internal_topic_reader import InternalTopicReader
 from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.topic_admin import existing_partitions
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.failover_preview import COUNTED, NOT_MIRRORED, SKIP, fingerprint, preview
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.offset_translation import parse_version
@@ -34,6 +32,8 @@ from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.offsets_pl
     summarize,
     syncs_by_partition,
 )
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.flow_options import flow_names
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.patterns import DEFAULT_GROUPS_EXCLUDE, compile_patterns, matches_any
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.records import Checkpoint, OffsetSync
 
 try:

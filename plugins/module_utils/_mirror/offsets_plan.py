@@ -10,9 +10,9 @@ changes anything.
 """
 from __future__ import annotations
 
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.offset_translation import SyncHistory, translate
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.flow_options import flow_names
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.patterns import matches_any, pattern_problems
-from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.offset_translation import SyncHistory, translate
 
 COMMIT = "commit"
 UP_TO_DATE = "up_to_date"

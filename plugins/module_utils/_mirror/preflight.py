@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import socket
 
-from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.findings import ERROR, SEVERITIES, finding, finding_text, min_insync_findings
 from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.client import (
     HOSTS_SYNC_FIX,
     IP_ADVERTISING_FIX,
@@ -22,6 +21,7 @@ from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.client impo
     KafkaError,
     probe_address,
 )
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.findings import ERROR, SEVERITIES, finding, finding_text, min_insync_findings
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.keys import MAX_AUTO_REPLICATION_FACTOR  # how the mirrormaker2 role sizes 'auto'
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.versions import FEATURES, KafkaVersion, broker_too_old, requires
 

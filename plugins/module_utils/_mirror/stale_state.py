@@ -27,8 +27,8 @@ otherwise a warning (_mm2.findings).
 """
 from __future__ import annotations
 
-from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.findings import ERROR, WARNING, finding
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.offset_translation import BOUNDED_HISTORY_SINCE
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.findings import ERROR, WARNING, finding
 
 SYNCS_CHECK, CHECKPOINTS_CHECK = "stale_offset_syncs", "stale_checkpoints"
 LISTED = 5  # partitions named in one message; the rest are counted

@@ -24,17 +24,17 @@ from __future__ import annotations
 import time
 from collections import Counter
 
-from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.flow_options import flow_names
 from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.internal_topic_reader import InternalTopicReader
-from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.selection import MirrorFilter
 from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.topic_admin import existing_partitions
 from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.topic_report import last_stable_offsets, partition_offsets
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.catch_up import CATCHING_UP, classify
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.catch_up import sample as catch_up_sample
-from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.records import Checkpoint, Heartbeat, OffsetSync
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.stale_state import SyncTrail, stale_state_findings
-from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.versions import FEATURES
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.wait import CONDITIONS
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.flow_options import flow_names
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.records import Checkpoint, Heartbeat, OffsetSync
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.selection import MirrorFilter
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.versions import FEATURES
 
 try:
     from kafka import TopicPartition

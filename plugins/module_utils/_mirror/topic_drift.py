@@ -14,12 +14,12 @@ Remote topic names come from the flow's FlowNames (_mm2.naming), never derived h
 """
 from __future__ import annotations
 
-from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.findings import ERROR, INFO, SEVERITIES, WARNING, finding, min_insync_findings
-from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.flow_options import flow_names
-from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.selection import MirrorFilter
 from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.client import KafkaConnectionError, KafkaError
 from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.topic_admin import read_topic_configs, read_topics
 from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.topics import canonical_config_value, config_value_text
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.findings import ERROR, INFO, SEVERITIES, WARNING, finding, min_insync_findings
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.flow_options import flow_names
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.selection import MirrorFilter
 
 CLEANUP_POLICY, MIN_INSYNC = "cleanup.policy", "min.insync.replicas"
 RETENTION_KEYS = ("retention.ms", "retention.bytes")

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror import offsets_plan as mo
-from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.patterns import DEFAULT_GROUPS_EXCLUDE, compile_patterns
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.offset_translation import parse_version
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.patterns import DEFAULT_GROUPS_EXCLUDE, compile_patterns
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.records import Checkpoint
 
 

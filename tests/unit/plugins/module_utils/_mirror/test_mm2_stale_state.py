@@ -4,10 +4,10 @@
 """Stale MirrorMaker 2 state (module_utils/_mirror/stale_state): hand-computed syncs, checkpoints and end offsets."""
 import pytest
 
-from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import FlowNames
-from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.selection import MirrorFilter
-from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.records import Checkpoint, OffsetSync
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.stale_state import SyncTrail, stale_state_findings
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import FlowNames
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.records import Checkpoint, OffsetSync
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.selection import MirrorFilter
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.versions import KafkaVersion
 
 SOURCE_TOPICS = {"orders", "payments"}

@@ -6,8 +6,6 @@ from kafka.errors import UnknownTopicOrPartitionError
 from kafka.protocol.consumer import OffsetSpec
 from kafka.structs import OffsetAndTimestamp
 
-from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import FlowNames
-from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.selection import MirrorFilter
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.status import (
     MirrorStatusError,
     flow_options,
@@ -16,6 +14,8 @@ from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.status imp
     unmet_conditions,
     wait_until_healthy,
 )
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import FlowNames
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.selection import MirrorFilter
 
 
 @pytest.mark.parametrize(

@@ -16,7 +16,6 @@ from kafka import TopicPartition
 from kafka.protocol.consumer import OffsetSpec
 from kafka.structs import OffsetAndTimestamp
 
-from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.records import OffsetSync
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.status import (
     FlowStatus,
     MirrorStatusError,
@@ -25,6 +24,7 @@ from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.status imp
     may_write_transactions,
     partition_lag,
 )
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.records import OffsetSync
 
 # Ten source records 0..9 copied one transaction each: data at 0, 2, ..., 18, commit markers at 1, 3, ..., 19. With
 # offset.lag.max 100 the only sync is the first record's, (0, 0) (noPreviousSyncThisLifetime); 18 - (0 + 1) < 100.

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import FlowNames
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.topic_drift import (
     alignment_entries,
     compare_flow,
@@ -14,6 +13,7 @@ from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.topic_drif
     flow_filter,
     summary_text,
 )
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import FlowNames
 
 BROKER_DEFAULTS = {"cleanup.policy": "delete", "retention.ms": "604800000", "retention.bytes": "-1", "min.insync.replicas": "1",
                    "max.message.bytes": "1048588", "compression.type": "producer"}

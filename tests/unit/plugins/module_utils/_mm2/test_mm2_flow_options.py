@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.flow_options import flow_names
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.offsets_plan import option_problems
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.status import MirrorStatusError, flow_options
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.topic_drift import flow_filter
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.flow_options import flow_names
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.versions import KafkaVersion
 
 

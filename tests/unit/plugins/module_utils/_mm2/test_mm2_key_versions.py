@@ -8,9 +8,9 @@ release without the key refuses (or translates) it, the first release with it re
 """
 import pytest
 
-from ansible_collections.kafkaops.mirror.plugins.plugin_utils.mm2_config import MM2_PROPERTIES_FILE, MirrorConfigError, build_config
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.keys import release, unread_keys
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.versions import KafkaVersion
+from ansible_collections.kafkaops.mirror.plugins.plugin_utils.mm2_config import MM2_PROPERTIES_FILE, MirrorConfigError, build_config
 
 ALIASES = {"primary", "secondary"}
 FLOW = "primary->secondary."

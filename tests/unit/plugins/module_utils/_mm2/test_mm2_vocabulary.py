@@ -21,8 +21,8 @@ from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.patterns impo
     pattern_problems,
     split_patterns,
 )
-from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.selection import MirrorFilter, default_topics_exclude, validated_topics
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.records import OffsetSync
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.selection import MirrorFilter, default_topics_exclude, validated_topics
 from tests.support.checkout import REPO
 
 V2_4_1, V3_0, V3_1, V3_5_1, V3_5_2 = (2, 4, 1), (3, 0, 0), (3, 1, 0), (3, 5, 1), (3, 5, 2)
