@@ -130,7 +130,8 @@ def module_problems(plugins: Path):
         for line, imported, _top in imports(path):
             if imported.startswith(COLLECTION + "plugin_utils") and line not in reported:
                 reported.add(line)
-                problems.append("%s:%d: module imports %s: modules may import module_utils only" % (path.relative_to(plugins.parent).as_posix(), line, imported))
+                where = path.relative_to(plugins.parent).as_posix()
+                problems.append("%s:%d: module imports %s: modules may import module_utils only" % (where, line, imported))
     return problems
 
 
