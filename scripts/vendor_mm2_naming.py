@@ -24,10 +24,10 @@ REGENERATE = "make vendored"
 TARGETS = {
     "naming.py": ("MirrorMaker 2's naming and topic selection for the validation job (the collection's vocabulary, vendored).",
                   [("_mm2/patterns.py", None), ("_mm2/naming.py", None), ("_mm2/selection.py", None)]),
-    # not mm2_records.py: the job's copy does not share its name with plugins/module_utils/mm2_records.py
+    # not records.py: the job's copy does not share its name with plugins/module_utils/_mm2/records.py
     "vendored_mm2_records.py": (
         "MirrorMaker 2's record codec and the one rule for undecodable records, for the validation job (the collection's, vendored).",
-        [("mm2_records.py", None), ("_mm2/internal_records.py", ("decode_records",))]),
+        [("_mm2/records.py", None), ("_mm2/internal_records.py", ("decode_records",))]),
     "findings.py": ("How a finding reads, for the validation job's report (the collection's, vendored).", [("_mm2/findings.py", ("finding_text",))]),
 }
 HEADER = '''# -*- coding: utf-8 -*-

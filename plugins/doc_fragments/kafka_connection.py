@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: kafkaops.mirror contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-# Options of plugins/module_utils/kafka_client.py kafka_connection_argument_spec(); must be kept in sync with it.
+# Options of plugins/module_utils/_kafka/client.py kafka_connection_argument_spec(); must be kept in sync with it.
 from __future__ import annotations
 
 

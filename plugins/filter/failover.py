@@ -1,10 +1,10 @@
 # -*- coding: utf-8 -*-
 # Copyright: kafkaops.mirror contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filters of the failover role: failover_missing and failover_report (module_utils/failover_report)."""
+"""Filters of the failover role: failover_missing and failover_report (plugin_utils/failover_report)."""
 from __future__ import annotations
 
-from ansible_collections.kafkaops.mirror.plugins.module_utils.failover_report import missing_settings, report
+from ansible_collections.kafkaops.mirror.plugins.plugin_utils.failover_report import missing_settings, report
 
 
 def failover_missing(aliases, source_group, target_group, groups, hostvars):

@@ -9,7 +9,7 @@ import re
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.kafkaops.mirror.plugins.module_utils.hosts_entries import DEFAULT_PATTERNS, HostsEntriesError, plan
+from ansible_collections.kafkaops.mirror.plugins.plugin_utils.hosts_entries import DEFAULT_PATTERNS, HostsEntriesError, plan
 
 
 def hosts_sync_plan(current_text, alias, source_files=None, ambari_hosts=None, patterns=None, local_names=None):

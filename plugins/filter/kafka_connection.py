@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from ansible.errors import AnsibleFilterError
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
-from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_connection_options import (
+from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.connection_options import (
     INVENTORY_PREFIX,
     connection_option_errors,
     inventory_connection_options,

@@ -1,12 +1,12 @@
 # -*- coding: utf-8 -*-
 # Copyright: kafkaops.mirror contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filters kafkaops.mirror.kafka_listeners_bound_to_all and kafkaops.mirror.kafka_listeners_checked (module_utils/kafka_listeners)."""
+"""Filters kafkaops.mirror.kafka_listeners_bound_to_all and kafkaops.mirror.kafka_listeners_checked (plugin_utils/kafka_listeners)."""
 from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_listeners import ListenersError, bound_to_all_interfaces, checked
+from ansible_collections.kafkaops.mirror.plugins.plugin_utils.kafka_listeners import ListenersError, bound_to_all_interfaces, checked
 
 
 def kafka_listeners_bound_to_all(listeners, security_protocol_map=None):

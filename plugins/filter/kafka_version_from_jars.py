@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_install import KafkaInstallError, version_from_jars
+from ansible_collections.kafkaops.mirror.plugins.plugin_utils.kafka_install import KafkaInstallError, version_from_jars
 
 
 def kafka_version_from_jars(paths, kafka_home, home_variable, version_variable):

@@ -8,9 +8,9 @@ from __future__ import annotations
 from ansible.errors import AnsibleFilterError
 from ansible.utils.display import Display
 
-from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_config import MM2_PROPERTIES_FILE, MODEL_DEFAULTS, MirrorConfigError, build_config
-from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_properties import render
-from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_wait import health_wait_plan
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.wait import health_wait_plan
+from ansible_collections.kafkaops.mirror.plugins.plugin_utils.mm2_config import MM2_PROPERTIES_FILE, MODEL_DEFAULTS, MirrorConfigError, build_config
+from ansible_collections.kafkaops.mirror.plugins.plugin_utils.mm2_properties import render
 
 _display = Display()
 

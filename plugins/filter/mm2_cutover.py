@@ -2,14 +2,14 @@
 # Copyright: kafkaops.mirror contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Filters kafkaops.mirror.mm2_cutover_record and kafkaops.mirror.mm2_cutover_hold: a failover's cut-over record on the
-MirrorMaker host, written by the failover role and obeyed by the mirrormaker2 role (module_utils/mm2_cutover)."""
+MirrorMaker host, written by the failover role and obeyed by the mirrormaker2 role (plugin_utils/mm2_cutover)."""
 from __future__ import annotations
 
 import json
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_cutover import add_cutover, hold_plan
+from ansible_collections.kafkaops.mirror.plugins.plugin_utils.mm2_cutover import add_cutover, hold_plan
 
 
 def _record(text_or_record):

@@ -4,7 +4,7 @@
 """Filter kafkaops.mirror.mm2_start_failure: the likely cause of a MirrorMaker that failed to start or died, from its log."""
 from __future__ import annotations
 
-from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_logs import start_failure
+from ansible_collections.kafkaops.mirror.plugins.plugin_utils.mm2_logs import start_failure
 
 
 def mm2_start_failure(text):

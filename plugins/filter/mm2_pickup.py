@@ -1,13 +1,13 @@
 # -*- coding: utf-8 -*-
 # Copyright: kafkaops.mirror contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filter kafkaops.mirror.mm2_pickup: what a running MirrorMaker does not replicate yet (module_utils/mm2_pickup)."""
+"""Filter kafkaops.mirror.mm2_pickup: what a running MirrorMaker does not replicate yet (plugin_utils/mm2_pickup)."""
 from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import ReplicationPolicy, parse_release
-from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_pickup import pickup_plan
+from ansible_collections.kafkaops.mirror.plugins.plugin_utils.mm2_pickup import pickup_plan
 
 
 def _listings(results):

@@ -2,13 +2,13 @@
 # Copyright: kafkaops.mirror contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Filters of the preflight role: preflight_missing, preflight_clusters, preflight_stale_state_flows and preflight_report
-(module_utils/preflight_report)."""
+(plugin_utils/preflight_report)."""
 from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_config import required_features
-from ansible_collections.kafkaops.mirror.plugins.module_utils.preflight_report import cluster_checks, missing_settings, report, stale_state_flows
+from ansible_collections.kafkaops.mirror.plugins.plugin_utils.mm2_config import required_features
+from ansible_collections.kafkaops.mirror.plugins.plugin_utils.preflight_report import cluster_checks, missing_settings, report, stale_state_flows
 
 
 def _inventory_clusters(group_names, groups, hostvars):

@@ -125,9 +125,9 @@ note:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.kafkaops.mirror.plugins.module_utils.ambari import AmbariError, ambari_connection_argument_spec
-from ansible_collections.kafkaops.mirror.plugins.module_utils.ambari_config import ConfigInputError, ensure_config
-from ansible_collections.kafkaops.mirror.plugins.module_utils.ambari_text_block import DEFAULT_MARKER
+from ansible_collections.kafkaops.mirror.plugins.module_utils._ambari.client import AmbariError, ambari_connection_argument_spec
+from ansible_collections.kafkaops.mirror.plugins.module_utils._ambari.config import ConfigInputError, ensure_config
+from ansible_collections.kafkaops.mirror.plugins.module_utils._ambari.text_block import DEFAULT_MARKER
 
 
 def argument_spec():

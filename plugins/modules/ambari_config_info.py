@@ -63,7 +63,7 @@ properties_attributes:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.kafkaops.mirror.plugins.module_utils.ambari import AmbariClient, AmbariError, ambari_connection_argument_spec
+from ansible_collections.kafkaops.mirror.plugins.module_utils._ambari.client import AmbariClient, AmbariError, ambari_connection_argument_spec
 
 
 def main():

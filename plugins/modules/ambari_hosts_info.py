@@ -73,8 +73,8 @@ zookeeper_servers:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.kafkaops.mirror.plugins.module_utils.ambari import AmbariError, ambari_connection_argument_spec
-from ansible_collections.kafkaops.mirror.plugins.module_utils.ambari_hosts import hosts_info
+from ansible_collections.kafkaops.mirror.plugins.module_utils._ambari.client import AmbariError, ambari_connection_argument_spec
+from ansible_collections.kafkaops.mirror.plugins.module_utils._ambari.hosts import hosts_info
 
 
 def main():

@@ -172,17 +172,17 @@ requests:
 """
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
-from ansible_collections.kafkaops.mirror.plugins.module_utils.ambari import AmbariError, ambari_connection_argument_spec
-from ansible_collections.kafkaops.mirror.plugins.module_utils.ambari_broker_rejoin import RejoinWaiter
-from ansible_collections.kafkaops.mirror.plugins.module_utils.ambari_restart import RestartFailed, restart_components
-from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_client import (
+from ansible_collections.kafkaops.mirror.plugins.module_utils._ambari.broker_rejoin import RejoinWaiter
+from ansible_collections.kafkaops.mirror.plugins.module_utils._ambari.client import AmbariError, ambari_connection_argument_spec
+from ansible_collections.kafkaops.mirror.plugins.module_utils._ambari.restart import RestartFailed, restart_components
+from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.client import (
     HAS_KAFKA,
     KAFKA_IMPORT_ERROR,
     KafkaConnectionError,
     KafkaError,
     ensure_kafka_python,
 )
-from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_connection_options import connection_option_errors, kafka_connection_argument_spec
+from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.connection_options import connection_option_errors, kafka_connection_argument_spec
 
 
 def argument_spec():

@@ -184,15 +184,15 @@ summary:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_client import (
+from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.client import (
     KafkaConnection,
     KafkaConnectionError,
     KafkaError,
     ensure_kafka_python,
 )
-from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_connection_options import kafka_connection_argument_spec
-from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_preflight import option_problems, run_cluster_info
-from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_versions import FEATURES
+from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.connection_options import kafka_connection_argument_spec
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.preflight import option_problems, run_cluster_info
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.versions import FEATURES
 
 
 def main():

@@ -295,15 +295,15 @@ undecodable:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import OFFSET_SYNCS_LOCATIONS, POLICIES
-from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_client import (
+from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.client import (
     KafkaConnectionError,
     KafkaError,
     ensure_kafka_python,
 )
-from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_connection_options import connection_option_errors, kafka_connection_argument_spec
-from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_offsets import run_offsets
-from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_offsets_plan import OffsetsError, option_problems
+from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.connection_options import connection_option_errors, kafka_connection_argument_spec
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.offsets import run_offsets
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.offsets_plan import OffsetsError, option_problems
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import OFFSET_SYNCS_LOCATIONS, POLICIES
 
 
 def main():

@@ -180,15 +180,15 @@ alignment:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.findings import ERROR, finding_text
-from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import POLICIES
-from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_client import (
+from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.client import (
     KafkaConnection,
     KafkaConnectionError,
     ensure_kafka_python,
 )
-from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_connection_options import kafka_connection_argument_spec
-from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_topic_drift import alignment_entries, drift_report
+from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.connection_options import kafka_connection_argument_spec
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.topic_drift import alignment_entries, drift_report
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.findings import ERROR, finding_text
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import POLICIES
 
 
 def main():

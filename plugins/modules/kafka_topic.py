@@ -305,8 +305,8 @@ plan:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_client import KafkaConnectionError, ensure_kafka_python
-from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_topic_ensure import TopicTaskError, ensure_topics, kafka_topic_argument_spec
+from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.client import KafkaConnectionError, ensure_kafka_python
+from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.topic_ensure import TopicTaskError, ensure_topics, kafka_topic_argument_spec
 
 
 def main():

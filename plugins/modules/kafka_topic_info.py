@@ -119,15 +119,15 @@ controller_id:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_client import (
+from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.client import (
     KafkaConnection,
     KafkaConnectionError,
     KafkaError,
     ensure_kafka_python,
 )
-from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_connection_options import kafka_connection_argument_spec
-from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_names import regex_problems
-from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_topic_report import CONFIG_MODES, topic_report
+from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.connection_options import kafka_connection_argument_spec
+from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.names import regex_problems
+from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.topic_report import CONFIG_MODES, topic_report
 
 
 def main():

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import namedtuple
 
-from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_records import Checkpoint, Heartbeat, OffsetSync
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.records import Checkpoint, Heartbeat, OffsetSync
 from sandbox.mm2.policy import HEARTBEATS_TOPIC, ReplicationPolicy
 
 Record = namedtuple("Record", "topic key value")

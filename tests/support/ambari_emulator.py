@@ -2,7 +2,7 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Start a standalone Ambari emulator (sandbox/ambari) for a test and talk to it with plain urllib.
 
-The urllib client here is deliberately independent of plugins/module_utils/ambari.py, so tests read
+The urllib client here is deliberately independent of plugins/module_utils/_ambari/client.py, so tests read
 state back without going through the code under test.
 """
 from __future__ import annotations

@@ -2,7 +2,7 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """A copy of kafkaops.mirror whose Kafka modules only record the arguments they were called with.
 
-No broker here speaks SASL or Kerberos, so the roles run against this collection: roles, filters, module_utils and
+No broker here speaks SASL or Kerberos, so the roles run against this collection: roles, filters, module_utils, plugin_utils and
 meta/runtime.yml (the action group the roles' module_defaults name) are the checkout's own, linked; each Kafka module
 is a recorder that validates its connection options with the real argument spec (so no_log censors the same secrets
 in what Ansible logs), appends the raw arguments to $CONNECTION_RECORD and fails with "recorded", which stops the
@@ -28,7 +28,7 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule, _load_params
 
-from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_connection_options import kafka_connection_argument_spec
+from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.connection_options import kafka_connection_argument_spec
 
 DOCUMENTATION = "module: %(name)s"
 
@@ -60,7 +60,7 @@ def build(root: Path) -> Path:
     (collection / "plugins" / "modules").mkdir(parents=True)
     for entry in ("galaxy.yml", "meta", "roles", "playbooks"):
         (collection / entry).symlink_to(REPO / entry)
-    for entry in ("filter", "module_utils", "doc_fragments"):
+    for entry in ("filter", "module_utils", "plugin_utils", "doc_fragments"):
         (collection / "plugins" / entry).symlink_to(REPO / "plugins" / entry)
     for name in KAFKA_MODULES:
         (collection / "plugins" / "modules" / (name + ".py")).write_text(RECORDER % {"name": name, "variable": RECORD_VARIABLE})

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import namedtuple
 
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import DEFAULT_SEPARATOR, FlowNames
-from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_versions import KafkaVersion
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.versions import KafkaVersion
 
 Flow = namedtuple("Flow", "names version problems")
 

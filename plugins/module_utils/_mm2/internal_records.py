@@ -1,26 +1,19 @@
 # -*- coding: utf-8 -*-
 # Copyright: kafkaops.mirror contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The one reader and the one rule for records read from MirrorMaker 2's internal topics (checkpoints, offset-syncs, heartbeats).
+"""The one rule for records read from MirrorMaker 2's internal topics (checkpoints, offset-syncs, heartbeats).
 
 MirrorMaker 2 never writes a tombstone (null value) there, and its own readers (OffsetSyncStore.handleRecord,
 MirrorClient.remoteConsumerOffsets, CheckpointStore) deserialize every record. A tombstone can only come from someone
 cleaning the compacted topic by hand: it carries no offset, so it is skipped, not reported. Any other record that does not
 decode is reported with its topic, partition and offset, and skipped.
 
-InternalTopicReader reads such a topic once and then only what was appended (kafka_mirror_status polls it while it waits;
-kafka_mirror_offsets reads it once and fails when it is not read to its end in time).
+The reader of those topics, which applies this rule, is _kafka/internal_topic_reader.py (it needs kafka-python; this
+package is standard library only).
 """
 from __future__ import annotations
 
-import time
-
-from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_records import MirrorRecordError
-
-try:
-    from kafka import TopicPartition
-except ImportError:
-    TopicPartition = None  # kafka_client.ensure_kafka_python() reports the missing library
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.records import MirrorRecordError
 
 
 def decode_records(records, codec, topic):
@@ -34,48 +27,3 @@ def decode_records(records, codec, topic):
         except MirrorRecordError as exc:
             problems.append("%s[%d]@%d: %s" % (topic, record.partition, record.offset, exc))
     return decoded, problems
-
-
-class InternalTopicReader:
-    """Reads one topic through connection.consumer() (no group): on the first call from its start (or the last `tail` records
-    of each partition), then only what was appended since the last call, up to the end offsets each call starts with.
-
-    A call returns what arrived within timeout_s; `behind` then names each partition not read to its end,
-    {TopicPartition: (position, end offset)} (empty when the call read everything). The caller checks that the topic exists
-    first: asking a broker about a missing topic may create it.
-    """
-
-    def __init__(self, connection, topic, tail=None, timeout_s=30.0):
-        self.connection, self.topic, self.tail, self.timeout_s = connection, topic, tail, timeout_s
-        self.behind = {}
-        self._consumer = None
-        self._partitions = []
-
-    def _start(self):
-        self._consumer = self.connection.consumer()
-        self._partitions = [TopicPartition(self.topic, p) for p in sorted(self._consumer.partitions_for_topic(self.topic) or [])]
-        self._consumer.assign(self._partitions)
-        begins, ends = self._consumer.beginning_offsets(self._partitions), self._consumer.end_offsets(self._partitions)
-        for tp in self._partitions:
-            self._consumer.seek(tp, begins[tp] if self.tail is None else max(begins[tp], ends[tp] - self.tail))
-
-    def new_records(self):
-        """The consumer records appended since the last call (all of them the first time), partition by partition."""
-        if self._consumer is None:
-            self._start()
-        consumer = self._consumer
-        ends = consumer.end_offsets(self._partitions)
-        read = {tp: [] for tp in self._partitions}
-        remaining = {tp for tp in self._partitions if consumer.position(tp) < ends[tp]}
-        deadline = time.monotonic() + self.timeout_s
-        while remaining and time.monotonic() < deadline:
-            for tp, batch in consumer.poll(timeout_ms=500).items():
-                read[tp].extend(batch)
-            # A partition can reach its end without a record (compacted or aborted tail): its position says so.
-            remaining = {tp for tp in remaining if consumer.position(tp) < ends[tp]}
-        self.behind = {tp: (consumer.position(tp), ends[tp]) for tp in sorted(remaining)}
-        return [record for tp in self._partitions for record in read[tp]]
-
-    def new_decoded(self, codec):
-        """([decoded record], [problem message]) of new_records(), by decode_records' rule; codec: Checkpoint, OffsetSync or Heartbeat."""
-        return decode_records(self.new_records(), codec, self.topic)

@@ -9,7 +9,7 @@
 - FlowNames: the names one flow `source -> target` uses (MirrorConnectorConfig), the offset-syncs topic included, which
   with offset-syncs.topic.location=target (3.0+) lives on the target and is named after the source.
 
-Release differences (a version is a (major, minor, patch) tuple, such as mm2_versions.KafkaVersion; None = newest):
+Release differences (a version is a (major, minor, patch) tuple, such as _mm2.versions.KafkaVersion; None = newest):
 - 2.4-3.0: internal names always use '.', `<alias>.checkpoints.internal`, `mm2-offset-syncs.<alias>.internal`.
 - 3.1+ (KIP-690): they use replication.policy.separator, and `<separator>internal` is internal too.
 - 3.5.2+ (KAFKA-15102): replication.policy.internal.topic.separator.enabled=false brings back '.' in internal names.
@@ -43,7 +43,7 @@ ONLY_MM2_INTERNAL_TOPICS_SINCE = (4, 0, 0)
 
 def parse_release(text, required=False):
     """A Kafka release as written (`2.4.1`, `3.9`, HDInsight's `2.4.1.5.0.3000`) as (major, minor, patch); None when empty
-    unless `required`. The one rule: mm2_versions.KafkaVersion.parse uses it, and the validation job gets it vendored."""
+    unless `required`. The one rule: _mm2.versions.KafkaVersion.parse uses it, and the validation job gets it vendored."""
     if not required and (text is None or not str(text).strip()):
         return None
     match = re.match(r"^\s*(\d+)\.(\d+)(?:\.(\d+))?", str(text))

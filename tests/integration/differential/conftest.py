@@ -350,7 +350,7 @@ def _commit_simple(cluster, group, offsets):
 
 
 def _checkpoints_topic_records(cluster, run):
-    from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_records import Checkpoint
+    from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.records import Checkpoint
 
     return [Checkpoint.decode(key, value) for _o, key, value, _h, _t in cluster.read(run.checkpoints_topic).get(0, []) if value is not None]
 
@@ -472,7 +472,7 @@ def run_scenario(lab, engine_kind, release, workdir: Path, homes: Path, before_s
 
 
 def _read_back(run, source, target):
-    from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_records import Heartbeat, OffsetSync
+    from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.records import Heartbeat, OffsetSync
 
     run.source = {name: source.read(run.topic(name)) for name in BEFORE}
     run.target = {run.remote(name): target.read(run.remote(name)) for name in BEFORE}

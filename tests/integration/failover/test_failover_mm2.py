@@ -24,7 +24,7 @@ from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.structs import OffsetAndMetadata
 
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import ReplicationPolicy
-from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_records import Checkpoint
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.records import Checkpoint
 from sandbox import nodes
 from tests.support.ansible_play import run_playbook
 from tests.support import mm2_kafka_io as kafka_io

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
-from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_client import KafkaConnection
-from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_connection_options import kafka_connection_argument_spec
-from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_status import FlowStatus, flow_options
+from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.client import KafkaConnection
+from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.connection_options import kafka_connection_argument_spec
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.status import FlowStatus, flow_options
 
 from tests.support import mm2_kafka_io as kafka_io
 from tests.support.ansible_play import run_module

@@ -32,7 +32,7 @@ import yaml
 from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
 from kafka.structs import OffsetAndMetadata
 
-from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_records import Checkpoint, OffsetSync
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.records import Checkpoint, OffsetSync
 from sandbox import api, nodes
 from tests.support import mm2_kafka_io as kafka_io
 from tests.support.ansible_play import run_module, run_playbook, run_tasks

@@ -18,8 +18,8 @@ from mirror_validation.html_report import MARKS, render
 from mirror_validation.report import topic_entry
 from mirror_validation.topic_pairs import TopicPair
 
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.topic_drift import compare_flow
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import FlowNames
-from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_topic_drift import compare_flow
 
 CHROMIUM = shutil.which("chromium-headless-shell") or shutil.which("chromium")
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="needs headless Chromium: apt-get install chromium-headless-shell")

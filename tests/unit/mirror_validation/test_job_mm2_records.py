@@ -1,6 +1,6 @@
 # Copyright: kafkaops.mirror contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The job's record codec (vendored_mm2_records.py, generated from the collection's mm2_records.py) against the test vectors
+"""The job's record codec (vendored_mm2_records.py, generated from the collection's _mm2/records.py) against the test vectors
 of docs/reference/mm2-records.md (Apache Kafka's byte layouts)."""
 import pytest
 

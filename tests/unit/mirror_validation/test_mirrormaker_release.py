@@ -17,7 +17,7 @@ import struct
 
 import pytest
 
-from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_versions import KafkaVersion
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.versions import KafkaVersion
 
 from mirror_validation import cli
 from mirror_validation.job import JobOptions, _Run
@@ -71,7 +71,7 @@ def test_a_release_that_cannot_run_the_settings_is_refused_naming_it(capsys):
 
 @pytest.mark.parametrize("text", ["2.4.1", "3.9", "3.9.0", "2.4.1.5.0.3000", " 3.5.2", "10.0"])
 def test_the_job_reads_a_release_as_the_collection_does(text):
-    """The vendored parse_release is mm2_versions.KafkaVersion.parse's rule (the job cannot import the collection)."""
+    """The vendored parse_release is _mm2.versions.KafkaVersion.parse's rule (the job cannot import the collection)."""
     assert parse_release(text) == tuple(KafkaVersion.parse(text))
     assert parse_release("") is None and parse_release(None) is None
 

@@ -12,8 +12,8 @@ from mirror_validation import topic_drift
 from mirror_validation.html_report import render
 from mirror_validation.report import DEFECTS, PASSED, UNAVAILABLE
 
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.topic_drift import alignment_entries, compare_flow
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import FlowNames
-from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_topic_drift import alignment_entries, compare_flow
 
 CONFIGS = {"cleanup.policy": "delete", "retention.ms": "604800000", "max.message.bytes": "1048588"}
 

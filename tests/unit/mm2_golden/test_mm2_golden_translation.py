@@ -6,8 +6,8 @@ MirrorMaker 2 stand-in and the collection's translation. The two are written ind
 fails here on both sides instead of being agreed on."""
 import pytest
 
-from ansible_collections.kafkaops.mirror.plugins.module_utils import mm2_offset_translation
-from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_records import Checkpoint
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror import offset_translation as mm2_offset_translation
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.records import Checkpoint
 from sandbox.mm2.behaviour import Behaviour
 from sandbox.mm2.sync_store import OffsetSyncStore
 from tests.support.golden_cases import CASES

@@ -14,7 +14,7 @@ import jinja2
 import pytest
 import yaml
 
-from ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_logs import start_failure
+from ansible_collections.kafkaops.mirror.plugins.plugin_utils.mm2_logs import start_failure
 from tests.support.checkout import REPO
 
 ROLE = REPO / "roles" / "mirrormaker2"

@@ -8,7 +8,7 @@ import ast
 from tests.support.checkout import REPO
 
 SANDBOX = REPO / "sandbox"
-CODEC = ("ansible_collections.kafkaops.mirror.plugins.module_utils.mm2_records", {"Checkpoint", "Heartbeat", "OffsetSync"})
+CODEC = ("ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.records", {"Checkpoint", "Heartbeat", "OffsetSync"})
 
 
 def collection_imports():

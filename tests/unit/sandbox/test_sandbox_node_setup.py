@@ -63,7 +63,7 @@ def test_the_node_kafka_home_claims_its_version_and_runs_the_stand_in_on_system_
     script = (home / "bin" / "connect-mirror-maker.sh").read_text()
     assert "exec /usr/bin/python3 -m sandbox.mm2" in script and f"PYTHONPATH={kafka_home.KAFKA_HOME_ON_NODE}/sandbox-stand-in" in script
     vendor = home / "sandbox-stand-in"
-    for package in ("sandbox/mm2/__main__.py", "kafka/__init__.py", "ansible_collections/kafkaops/mirror/plugins/module_utils/mm2_records.py"):
+    for package in ("sandbox/mm2/__main__.py", "kafka/__init__.py", "ansible_collections/kafkaops/mirror/plugins/module_utils/_mm2/records.py"):
         assert (vendor / package).is_file(), package
     # every directory up from the upper dir is 0755 and every file 0644: the service account reads them all
     assert {mode(p) for p in [home, *home.rglob("*")] if p.is_dir()} == {0o755}

@@ -86,7 +86,7 @@ ONLY_MM2_INTERNAL_TOPICS_SINCE = (4, 0, 0)
 
 def parse_release(text, required=False):
     """A Kafka release as written (`2.4.1`, `3.9`, HDInsight's `2.4.1.5.0.3000`) as (major, minor, patch); None when empty
-    unless `required`. The one rule: mm2_versions.KafkaVersion.parse uses it, and the validation job gets it vendored."""
+    unless `required`. The one rule: _mm2.versions.KafkaVersion.parse uses it, and the validation job gets it vendored."""
     if not required and (text is None or not str(text).strip()):
         return None
     match = re.match(r"^\s*(\d+)\.(\d+)(?:\.(\d+))?", str(text))

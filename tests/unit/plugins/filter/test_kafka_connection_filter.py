@@ -7,7 +7,7 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.kafkaops.mirror.plugins.filter.kafka_connection import kafka_connection
-from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_connection_options import inventory_connection_options
+from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.connection_options import inventory_connection_options
 
 SECRET = "s3cr3t-never-shown"
 # Every connection variable an inventory can give, with a value that works together with the others.

@@ -12,7 +12,7 @@ import yaml
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.kafkaops.mirror.plugins.filter import mm2_names as plugin
-from ansible_collections.kafkaops.mirror.plugins.module_utils.kafka_topic_copy import target_name
+from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.topic_copy import target_name
 from tests.support.checkout import REPO
 
 PLAYBOOK = REPO / "playbooks" / "mirror.yml"

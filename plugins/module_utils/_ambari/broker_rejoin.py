@@ -1,0 +1,81 @@
+# -*- coding: utf-8 -*-
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Whether the Kafka brokers a restart took down are back in the cluster, read from Kafka's own metadata.
+
+Ambari ends a RESTART request COMPLETED when the start script returns, which can be before the broker has
+registered and caught up; restarting the next broker then can leave partitions without enough in-sync replicas.
+Back means: every broker id registered before the restart is registered again, and every partition whose
+replicas were all in sync before has all of them in sync again. Brokers are compared by id, so the check holds
+whatever names or addresses they advertise (FQDNs before IP advertising is on, IP addresses after).
+"""
+from __future__ import annotations
+
+import time
+from collections import namedtuple
+
+from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.client import KafkaConnection, KafkaConnectionError, KafkaError
+from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.topic_admin import read_topics
+
+ClusterView = namedtuple("ClusterView", ["brokers", "partitions", "in_sync"])
+
+
+class BrokersNotBack(Exception):
+    """The brokers did not come back in time; the message says which brokers and partitions are missing."""
+
+
+def read_view(kafka_params):
+    """ClusterView(broker ids, every (topic, partition), those whose replicas are all in sync) from a fresh metadata read."""
+    with KafkaConnection(kafka_params) as kafka:
+        topics = read_topics(kafka.admin())
+        brokers = frozenset(b["node_id"] for b in kafka.cluster()["brokers"])
+    details = [(name, p) for name, topic in topics.items() for p in topic["partition_details"]]
+    return ClusterView(
+        brokers,
+        frozenset((name, p["partition"]) for name, p in details),
+        frozenset((name, p["partition"]) for name, p in details if set(p["replicas"]) <= set(p["isr"])),
+    )
+
+
+def still_missing(before, now):
+    """What keeps `now` from being back to `before`, as short phrases (empty when back)."""
+    missing = []
+    brokers = sorted(before.brokers - now.brokers)
+    if brokers:
+        missing.append("brokers " + ", ".join(str(b) for b in brokers) + " not registered")
+    # A topic deleted meanwhile is not waited for.
+    partitions = sorted((before.in_sync & now.partitions) - now.in_sync)
+    if partitions:
+        shown = ", ".join(f"{topic}-{partition}" for topic, partition in partitions[:5])
+        more = f" and {len(partitions) - 5} more" if len(partitions) > 5 else ""
+        missing.append(f"{len(partitions)} partitions not fully in sync ({shown}{more})")
+    return missing
+
+
+class RejoinWaiter:
+    """Reads the cluster before a restart and waits after it until the cluster is back to that view."""
+
+    def __init__(self, kafka_params, poll_interval=5.0, reader=read_view, clock=time.monotonic, sleep=time.sleep):
+        self.kafka_params = kafka_params
+        self.poll_interval = poll_interval
+        self._reader = reader
+        self._clock = clock
+        self._sleep = sleep
+
+    def snapshot(self):
+        """The view to come back to; an unreadable cluster is an error here, before anything restarts."""
+        return self._reader(self.kafka_params)
+
+    def wait(self, before, timeout):
+        deadline = self._clock() + timeout
+        while True:
+            try:
+                missing = still_missing(before, self._reader(self.kafka_params))
+            except (KafkaConnectionError, KafkaError) as exc:
+                # A restarting broker may be the one the bootstrap servers point at.
+                missing = [f"cluster not readable ({exc})"]
+            if not missing:
+                return
+            if self._clock() >= deadline:
+                raise BrokersNotBack("; ".join(missing))
+            self._sleep(self.poll_interval)

@@ -1,0 +1,242 @@
+# -*- coding: utf-8 -*-
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""One way to reach a Kafka cluster from a kafkaops.mirror module.
+
+Usage (doc fragment kafkaops.mirror.kafka_connection documents the options, kafka_connection_options holds their spec):
+    spec = kafka_connection_argument_spec(); spec.update(my_options); module = AnsibleModule(spec, ...); ensure_kafka_python(module)
+    try:
+        with KafkaConnection(module.params) as kafka:   # closes every client it built
+            admin = kafka.admin(); brokers = kafka.cluster()["brokers"]; consumer = kafka.consumer(group_id="g")
+    except KafkaConnectionError as exc: module.fail_json(msg=str(exc))   # names servers, protocol, unusable advertised addresses, fixes
+"""
+from __future__ import annotations
+
+import importlib.util
+import socket
+import traceback
+
+from ansible.module_utils.basic import missing_required_lib
+from ansible.module_utils.compat.version import LooseVersion
+
+from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.connection_options import connection_option_errors
+from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.kerberos import KerberosLogin, KerberosLoginError
+
+try:
+    import kafka
+    from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
+    from kafka.errors import KafkaError
+except ImportError:
+    HAS_KAFKA = False
+    KAFKA_IMPORT_ERROR = traceback.format_exc()
+    KAFKA_VERSION = None
+    # Placeholders so that unit tests can import this file and monkeypatch the flags.
+    KafkaAdminClient = KafkaConsumer = KafkaProducer = None
+    KafkaError = Exception
+else:
+    HAS_KAFKA = True
+    KAFKA_IMPORT_ERROR = None
+    KAFKA_VERSION = kafka.__version__
+
+# The admin API used here (dict-based create_topics, list_partition_offsets, list_group_offsets) is kafka-python 3.
+# Must be kept in sync with requirements.txt.
+MINIMUM_KAFKA_PYTHON_VERSION = "3.0.0"
+
+_OPTIONAL_CLIENT_KEYS = (
+    "sasl_mechanism",
+    "sasl_kerberos_service_name",
+    "sasl_plain_username",
+    "sasl_plain_password",
+    "ssl_cafile",
+    "ssl_certfile",
+    "ssl_keyfile",
+    "ssl_password",
+)
+# A TCP probe of an advertised address must not take the whole request timeout per broker.
+_PROBE_TIMEOUT_S = 5.0
+
+HOSTS_SYNC_FIX = "make the advertised names resolve on this host (role kafkaops.mirror.hosts_sync copies the other cluster's wn*/zk* entries into /etc/hosts)"
+IP_ADVERTISING_FIX = (
+    "or make the brokers advertise IP addresses (role kafkaops.mirror.ambari_kafka: IP advertising in kafka-env, each listener bound to "
+    "0.0.0.0 with ambari_kafka_bind_all_interfaces, keeping its protocol)"
+)
+
+
+def ensure_kafka_python(module):
+    """Fail the module with the standard message when kafka-python is missing or too old."""
+    if not HAS_KAFKA:
+        module.fail_json(msg=missing_required_lib("kafka-python"), exception=KAFKA_IMPORT_ERROR)
+    if LooseVersion(KAFKA_VERSION) < LooseVersion(MINIMUM_KAFKA_PYTHON_VERSION):
+        module.fail_json(
+            msg=f"kafka-python {KAFKA_VERSION} is installed on this host; kafkaops.mirror needs {MINIMUM_KAFKA_PYTHON_VERSION} or later "
+            f"(pip install 'kafka-python>={MINIMUM_KAFKA_PYTHON_VERSION}' for the Python that runs the module)."
+        )
+
+
+class KafkaConnectionError(Exception):
+    """The cluster could not be reached or used; the message says where, how and what to do."""
+
+
+def client_config(params):
+    """kafka-python keyword arguments shared by the admin client, consumers and producers."""
+    config = dict(
+        bootstrap_servers=list(params["bootstrap_servers"]),
+        security_protocol=params.get("security_protocol") or "PLAINTEXT",
+        ssl_check_hostname=params.get("ssl_check_hostname", True),
+        request_timeout_ms=params.get("request_timeout_ms") or 30000,
+        bootstrap_timeout_ms=params.get("request_timeout_ms") or 30000,
+        client_id="kafkaops.mirror",
+    )
+    for key in _OPTIONAL_CLIENT_KEYS:
+        if params.get(key) is not None:
+            config[key] = params[key]
+    if params.get("api_version"):
+        config["api_version"] = tuple(int(part) for part in params["api_version"].split("."))
+    return config
+
+
+def gssapi_available():
+    """Whether kafka-python's GSSAPI mechanism can load (it imports the gssapi package only when it first connects)."""
+    return importlib.util.find_spec("gssapi") is not None
+
+
+def probe_address(host, port, timeout=_PROBE_TIMEOUT_S):
+    """Why host:port cannot be used from here (None when it resolves and accepts TCP)."""
+    try:
+        socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as exc:
+        return f"does not resolve ({exc.strerror})"
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return None
+    except OSError as exc:
+        return f"resolves but refuses TCP ({exc.strerror or exc})"
+
+
+class KafkaConnection:
+    """Builds kafka-python clients for one cluster from module parameters and explains failures."""
+
+    def __init__(self, params):
+        self.params = params
+        errors = connection_option_errors(params)
+        if errors:
+            raise KafkaConnectionError(f"Invalid Kafka connection options for {self.where}: {'; '.join(errors)}.")
+        self.config = client_config(params)
+        self._kerberos = None
+        if params.get("sasl_kerberos_keytab"):
+            self._kerberos = KerberosLogin(params["sasl_kerberos_principal"], params["sasl_kerberos_keytab"])
+        self._admin = None
+        self._cluster = None
+        self._brokers_checked = False
+        self._clients = []
+
+    @property
+    def where(self):
+        servers = ", ".join(self.params.get("bootstrap_servers") or []) or "(none)"
+        return f"bootstrap servers {servers} (security_protocol {self.params.get('security_protocol') or 'PLAINTEXT'})"
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        self.close()
+
+    def admin(self, check_brokers=True):
+        """The admin client, after checking that every advertised broker address is usable from here.
+
+        check_brokers=False: a caller that probes the advertised addresses itself (kafka_preflight, which reports them
+        instead of failing) gets the bootstrapped client without probing them twice; what it learned while bootstrapping
+        (ApiVersions, metadata) needs no broker but the bootstrap one."""
+        if self._admin is None:
+            self._admin = self._build(KafkaAdminClient, self.config)
+        if check_brokers and not self._brokers_checked:
+            self.check_advertised_brokers()
+            self._brokers_checked = True
+        return self._admin
+
+    def cluster(self):
+        """{cluster_id, controller_id, brokers: [{node_id, host, port, rack}]}: the metadata the bootstrap servers returned.
+
+        This is read from the metadata kafka-python fetched while bootstrapping, not from a new request: a new request
+        already goes to an advertised address, which is what may be unusable from here. DescribeCluster is not used
+        either: kafka-python 3.0.12 fails on DescribeCluster v0 responses (KeyError 'endpoint_type', Kafka 2.8-3.x).
+        """
+        if self._cluster is None:
+            if self._admin is None:
+                self._admin = self._build(KafkaAdminClient, self.config)
+            # pylint: disable-next=protected-access
+            metadata = self._admin._manager.cluster
+            controller = metadata.controller
+            self._cluster = dict(
+                cluster_id=metadata.cluster_id,
+                controller_id=controller.node_id if controller is not None else None,
+                brokers=sorted(
+                    (dict(node_id=b.node_id, host=b.host, port=b.port, rack=b.rack) for b in metadata.brokers()),
+                    key=lambda broker: broker["node_id"],
+                ),
+            )
+        return self._cluster
+
+    def check_advertised_brokers(self):
+        """Fail with the cross-network explanation when an advertised broker address is not usable from here."""
+        unusable = []
+        for broker in self.cluster()["brokers"]:
+            reason = probe_address(broker["host"], broker["port"])
+            if reason:
+                unusable.append(f"broker {broker['node_id']} advertised as {broker['host']}:{broker['port']} {reason}")
+        if unusable:
+            raise KafkaConnectionError(
+                f"Metadata came back from {self.where}, but clients must then talk to every broker at its advertised address, "
+                f"and from {socket.gethostname()} these cannot be used: {'; '.join(unusable)}. "
+                f"Fix: {HOSTS_SYNC_FIX}, {IP_ADVERTISING_FIX}."
+            )
+
+    def consumer(self, **overrides):
+        """A KafkaConsumer without a group (no commits) unless group_id is given; overrides win."""
+        self.admin()
+        config = dict(self.config, group_id=None, enable_auto_commit=False)
+        config.update(overrides)
+        return self._track(self._build(KafkaConsumer, config))
+
+    def producer(self, **overrides):
+        """A KafkaProducer; overrides (acks, linger_ms, ...) win."""
+        self.admin()
+        config = dict(self.config)
+        config.update(overrides)
+        return self._track(self._build(KafkaProducer, config))
+
+    def close(self):
+        for client in self._clients + ([self._admin] if self._admin else []):
+            try:
+                client.close()
+            except Exception:  # pylint: disable=broad-exception-caught
+                # Closing is best effort: the module result is already decided.
+                pass
+        self._clients = []
+        self._admin = None
+        if self._kerberos is not None:
+            self._kerberos.close()
+
+    def _track(self, client):
+        self._clients.append(client)
+        return client
+
+    def _build(self, factory, config):
+        if config.get("sasl_mechanism") == "GSSAPI" and not gssapi_available():
+            raise KafkaConnectionError(
+                f"sasl_mechanism GSSAPI for {self.where} needs the Python package gssapi (and the MIT Kerberos libraries) for the "
+                "Python that runs the module: pip install gssapi (Debian/Ubuntu: apt install libkrb5-dev first)."
+            )
+        if self._kerberos is not None:
+            try:
+                self._kerberos.open()
+            except KerberosLoginError as exc:
+                raise KafkaConnectionError(f"Kerberos login for {self.where} failed: {exc}.") from exc
+        try:
+            return factory(**config)
+        except KafkaError as exc:
+            raise KafkaConnectionError(
+                f"Could not fetch cluster metadata from any of the {self.where} within {config['bootstrap_timeout_ms']} ms: {exc}. "
+                f"Check from {socket.gethostname()} that the addresses resolve and the ports are open, that the listener there speaks "
+                f"{config['security_protocol']}, and the SASL/TLS options."
+            ) from exc

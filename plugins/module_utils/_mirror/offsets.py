@@ -1,0 +1,307 @@
+# -*- coding: utf-8 -*-
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Kafka I/O and orchestration of kafka_mirror_offsets: read MirrorMaker 2's internal topics and both clusters' groups,
+plan (mm2_offsets_plan), preview with the records (mm2_failover_preview), commit.
+
+Commits use OffsetCommit through the admin client (AlterConsumerGroupOffsets semantics): only groups without members
+are touched, and the broker itself refuses a commit to a group that has members.
+"""
+from __future__ import annotations
+
+import time
+
+from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.client import KafkaConnection, KafkaError
+from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.internal_topic_reader import InternalTopicReader
+from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.topic_admin import existing_partitions
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.failover_preview import COUNTED, NOT_MIRRORED, SKIP, fingerprint, preview
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.offset_translation import parse_version
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.offsets_plan import (
+    COMMIT,
+    NO_TRANSLATION,
+    REFUSED_ACTIVE,
+    UP_TO_DATE,
+    WOULD_REWIND,
+    WOULD_SKIP,
+    OffsetsError,
+    commits_by_group,
+    decide_row,
+    diff_of,
+    latest_checkpoints,
+    plan_offsets,
+    summarize,
+    syncs_by_partition,
+)
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.flow_options import flow_names
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.patterns import DEFAULT_GROUPS_EXCLUDE, compile_patterns, matches_any
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.records import Checkpoint, OffsetSync
+
+try:
+    from kafka.admin import OffsetSpec
+    from kafka.structs import OffsetAndMetadata, TopicPartition
+except ImportError:
+    # _kafka.client.ensure_kafka_python() reports the missing library before any of this is used.
+    OffsetSpec = OffsetAndMetadata = TopicPartition = None
+
+# Group states in which the group has (or is getting) members (DescribeGroups, ListGroups v4+).
+_ACTIVE_STATES = ("Stable", "PreparingRebalance", "CompletingRebalance", "AwaitingSync")
+# Actions whose rows have a position on the target worth previewing.
+_PREVIEWED = (COMMIT, UP_TO_DATE, REFUSED_ACTIVE, WOULD_REWIND)
+
+
+def read_partitions(consumer, partitions, timeout_s, what, start=None, stop=None):
+    """Read [start, stop) of each TopicPartition (default: whole partition); returns {tp: [record, ...]}.
+
+    Raises OffsetsError when the records up to `stop` (default: the end offset at the start) do not arrive in time.
+    """
+    consumer.assign(list(partitions))
+    ends = consumer.end_offsets(list(partitions))
+    begins = consumer.beginning_offsets(list(partitions))
+    wanted = {}
+    for tp in partitions:
+        first = max(begins[tp], start.get(tp, 0) if start else 0)
+        last = min(ends[tp], stop.get(tp, ends[tp]) if stop else ends[tp])
+        wanted[tp] = (first, last)
+        consumer.seek(tp, first)
+    records = {tp: [] for tp in partitions}
+    pending = {tp for tp, (first, last) in wanted.items() if first < last}
+    deadline = time.monotonic() + timeout_s
+    while pending:
+        if time.monotonic() > deadline:
+            detail = ", ".join(f"{tp.topic}[{tp.partition}] at {consumer.position(tp)} of {wanted[tp][1]}" for tp in sorted(pending))
+            raise OffsetsError(f"reading {what} timed out after {timeout_s:.0f} s ({detail}); raise read_timeout or check the brokers")
+        for tp, batch in consumer.poll(timeout_ms=500).items():
+            last = wanted[tp][1]
+            records[tp].extend(record for record in batch if record.offset < last)
+            if consumer.position(tp) >= last:
+                pending.discard(tp)
+        for tp in list(pending):
+            if consumer.position(tp) >= wanted[tp][1]:
+                pending.discard(tp)
+    consumer.unsubscribe()
+    return records
+
+
+def read_internal_topic(connection, topic, record_class, timeout_s):
+    """(found, [decoded record], [undecodable message]) of one MirrorMaker internal topic, read to its end (_mm2.internal_records'
+    reader and rule); raises OffsetsError when it is not read to its end within timeout_s."""
+    if topic not in connection.admin().list_topics():
+        return False, [], []
+    reader = InternalTopicReader(connection, topic, timeout_s=timeout_s)
+    decoded, bad = reader.new_decoded(record_class)
+    if reader.behind:
+        detail = ", ".join(f"{tp.topic}[{tp.partition}] at {position} of {end}" for tp, (position, end) in reader.behind.items())
+        raise OffsetsError(f"reading topic {topic} timed out after {timeout_s:.0f} s ({detail}); raise read_timeout or check the brokers")
+    return True, decoded, bad
+
+
+def group_offsets(admin, groups):
+    """{group: {(topic, partition): offset}} of committed offsets (offsets < 0 mean none and are dropped)."""
+    result = {}
+    for group in groups:
+        offsets = admin.list_group_offsets({group: None}).get(group, {})
+        result[group] = {(tp.topic, tp.partition): meta.offset for tp, meta in offsets.items() if meta is not None and meta.offset >= 0}
+    return result
+
+
+def listed_groups(admin):
+    """{group id: ListGroups entry (dict with protocol_type and, from v4, group_state)}."""
+    return {group["group_id"]: group for group in admin.list_groups()}
+
+
+def group_activity(admin, groups, warnings):
+    """{group: (active, state, member count)}. When DescribeGroups fails (an error, or a reply kafka-python cannot
+    decode: ValueError), the states come from ListGroups and the member counts are None; the broker still refuses a
+    commit to a group with members."""
+    if not groups:
+        return {}
+    try:
+        described = admin.describe_groups(list(groups))
+    except (KafkaError, ValueError) as exc:
+        warnings.append(f"DescribeGroups failed on the target ({exc.__class__.__name__}: {exc}): group states come from "
+                        f"ListGroups, member counts are unknown")
+        listed = listed_groups(admin)
+        return {group: ((listed.get(group) or {}).get("group_state") in _ACTIVE_STATES,
+                        (listed.get(group) or {}).get("group_state") or "unknown", None) for group in groups}
+    activity = {}
+    for group in groups:
+        info = described.get(group) or {}
+        members = len(info.get("members") or [])
+        state = info.get("group_state") or info.get("state") or "Dead"
+        activity[group] = (members > 0 or state in _ACTIVE_STATES, state, members)
+    return activity
+
+
+def end_offsets(admin, partitions):
+    """{(topic, partition): end offset}."""
+    if not partitions:
+        return {}
+    answer = admin.list_partition_offsets({TopicPartition(topic, partition): OffsetSpec.LATEST for topic, partition in partitions})
+    return {(tp.topic, tp.partition): value.offset for tp, value in answer.items()}
+
+
+def commit(admin, group, offsets, metadata):
+    """Commit {(topic, partition): offset} for a group without members; raise OffsetsError naming failed partitions."""
+    request = {TopicPartition(topic, partition): OffsetAndMetadata(offset, metadata, -1) for (topic, partition), offset in offsets.items()}
+    answer = admin.alter_group_offsets(group, request)
+    failed = [f"{tp.topic}[{tp.partition}]: {getattr(error, '__name__', error)}" for tp, error in answer.items()
+              if error is not None and getattr(error, "errno", 0) != 0]
+    if failed:
+        raise OffsetsError(f"the target refused the commit for group {group}: {'; '.join(sorted(failed))}. "
+                           f"A group with members (or that gained members meanwhile) cannot be moved: stop its consumers and run again")
+
+
+def collect(target, source, params):
+    """Read everything the plan needs. target/source are KafkaConnection (source may be None).
+
+    Returns (rows_in, facts) where facts has checkpoints_found, offset_syncs_found, undecodable, warnings, syncs and
+    groups (activity on the target).
+    """
+    timeout_s = params["read_timeout"]
+    patterns = compile_patterns(params["groups"], "groups")
+    exclude = compile_patterns(DEFAULT_GROUPS_EXCLUDE if params.get("groups_exclude") is None else params["groups_exclude"], "groups_exclude")
+    flow = flow_names(params)  # the module checked these options already (option_problems), with the same owner
+    if flow.problems:
+        raise OffsetsError("invalid options: " + "; ".join(flow.problems))
+    names = flow.names
+    policy = names.policy
+    facts = dict(offset_syncs_found=None, undecodable=[], warnings=[], syncs=None)
+
+    found, records, bad = read_internal_topic(target, names.checkpoints_topic, Checkpoint, timeout_s)
+    facts["checkpoints_found"] = found
+    facts["undecodable"] += bad
+    checkpoints = latest_checkpoints(records, patterns, exclude)
+
+    if params["offset_syncs"]:
+        location = target if params["offset_syncs_topic_location"] == "target" else source
+        found_syncs, sync_records, bad = read_internal_topic(location, names.offset_syncs_topic, OffsetSync, timeout_s)
+        facts["offset_syncs_found"] = found_syncs
+        facts["undecodable"] += bad
+        facts["syncs"] = syncs_by_partition(sync_records)
+
+    # Rows: every checkpointed group partition, plus every source group partition when the source is known.
+    keys = {}
+    for (group, topic, partition), checkpoint in checkpoints.items():
+        keys[(group, topic, partition)] = dict(checkpoint=checkpoint, source_topic=policy.upstream_topic(topic))
+    simple = set()
+    if source is not None:
+        source_admin = source.admin()
+        listed = listed_groups(source_admin)
+        source_groups = sorted(name for name in listed if matches_any(name, patterns) and not matches_any(name, exclude))
+        simple = {name for name in source_groups if not listed[name].get("protocol_type")}
+        for group, offsets in group_offsets(source_admin, source_groups).items():
+            for (topic, partition), offset in offsets.items():
+                if policy.is_internal_topic(topic):
+                    continue
+                remote = names.remote_topic(topic)
+                entry = keys.setdefault((group, remote, partition), dict(checkpoint=None, source_topic=topic))
+                entry["source_offset"] = offset
+
+    target_admin = target.admin()
+    groups = sorted({group for group, _topic, _partition in keys})
+    existing = set(target_admin.list_topics())
+    # A remote topic may lack partitions its source topic was grown by: they have no end on the target yet, as a missing topic.
+    on_target = existing_partitions(target_admin, {topic for _group, topic, _partition in keys} & existing)
+    target_partitions = sorted({(topic, partition) for _group, topic, partition in keys if (topic, partition) in on_target})
+    ends = end_offsets(target_admin, target_partitions)
+    committed = group_offsets(target_admin, groups)
+    activity = group_activity(target_admin, groups, facts["warnings"])
+    facts["groups"] = {group: dict(active=active, state=state, members=members) for group, (active, state, members) in activity.items()}
+
+    rows_in = []
+    for (group, topic, partition), entry in sorted(keys.items()):
+        source_topic = entry["source_topic"]
+        rows_in.append(dict(
+            group=group, topic=topic, source_topic=source_topic, partition=partition,
+            source_offset=entry.get("source_offset"),
+            checkpoint=entry["checkpoint"],
+            syncs=None if facts["syncs"] is None else facts["syncs"].get((source_topic, partition), []),
+            simple_group=group in simple,
+            target_committed=committed.get(group, {}).get((topic, partition)),
+            target_end=ends.get((topic, partition)),
+            active=activity.get(group, (False,))[0],
+        ))
+    return rows_in, facts
+
+
+def _fingerprints(consumer, tp, start, stop, timeout_s, what):
+    records = read_partitions(consumer, [tp], timeout_s, what, start={tp: max(0, start)}, stop={tp: stop})[tp]
+    return [(record.offset, fingerprint(record.key, record.value, record.headers)) for record in records]
+
+
+def preview_rows(target, source, rows, window, syncs, timeout_s, allow_rewind):
+    """Add `preview` (status, re_read, skipped, missing, complete, detail) to every row with a source offset and a position
+    on the target, from the records around it; a row that would skip records becomes would_skip, one whose records are not
+    all on the target target_behind."""
+    target_consumer = target.consumer()
+    source_consumer = source.consumer()
+    for row in rows:
+        position = row["translated_offset"]
+        if row["action"] not in _PREVIEWED or row["source_offset"] is None or row["source_topic"] is None:
+            continue
+        g = row["source_offset"]
+        src_tp = TopicPartition(row["source_topic"], row["partition"])
+        tgt_tp = TopicPartition(row["topic"], row["partition"])
+        source_end = source_consumer.end_offsets([src_tp])[src_tp]
+        source_records = _fingerprints(source_consumer, src_tp, g - window, g + 2 * window, timeout_s,
+                                       f"source {src_tp.topic}[{src_tp.partition}]")
+        scan_stop = position + 2 * window
+        around = _fingerprints(target_consumer, tgt_tp, position - 1, scan_stop, timeout_s, f"target {tgt_tp.topic}[{tgt_tp.partition}]")
+        before = [digest for offset, digest in around if offset < position]
+        later_rewind = any(downstream >= scan_stop and upstream < g
+                           for upstream, downstream in (syncs or {}).get((row["source_topic"], row["partition"]), []))
+        result = preview(g, position, source_records, [item for item in around if item[0] >= position], row["target_end_offset"],
+                         source_end, scanned_to_end=scan_stop >= row["target_end_offset"], later_rewind=later_rewind,
+                         previous_target=before[-1] if before else None)
+        row["preview"] = result._asdict()
+        row["re_read"] = result.re_read
+        row["skipped"] = result.skipped
+        if result.status in (SKIP, NOT_MIRRORED):
+            decide_row(row, allow_rewind, skipped=result.skipped or 0, missing=result.missing or 0)
+    return rows
+
+
+def run_offsets(params, check_mode, diff):
+    """Plan, preview (verify), apply (unless check mode or apply is false); the module result.
+
+    A row that would skip records is never committed, in either mode."""
+    version = parse_version(params.get("mirrormaker_version"))
+    with KafkaConnection(params) as target:
+        source_conn = KafkaConnection(params["source"]) if params.get("source") else None
+        try:
+            rows_in, facts = collect(target, source_conn, params)
+            rows = plan_offsets(rows_in, allow_rewind=params["allow_rewind"], version=version)
+            if params["verify"]:
+                preview_rows(target, source_conn, rows, params["verify_window"], facts["syncs"], params["read_timeout"],
+                             params["allow_rewind"])
+            commits = commits_by_group(rows) if params["apply"] else {}
+            if commits and not check_mode:
+                admin = target.admin()
+                for group, offsets in sorted(commits.items()):
+                    commit(admin, group, offsets, params["commit_metadata"])
+        finally:
+            if source_conn is not None:
+                source_conn.close()
+    counted = [row["preview"] for row in rows if row.get("preview") and row["preview"]["status"] in COUNTED]
+    result = dict(
+        changed=bool(commits),
+        offsets=rows,
+        groups=summarize(rows),
+        committed={group: {f"{topic}:{partition}": offset for (topic, partition), offset in sorted(offsets.items())}
+                   for group, offsets in sorted(commits.items())},
+        refused=sorted({row["group"] for row in rows if row["action"] == REFUSED_ACTIVE}),
+        untranslated=[f"{row['group']} {row['topic']}:{row['partition']}" for row in rows if row["action"] == NO_TRANSLATION],
+        would_skip=[f"{row['group']} {row['topic']}:{row['partition']}: {row['preview']['detail']}" for row in rows
+                    if row["action"] == WOULD_SKIP],
+        preview_totals=dict(partitions=len(counted), re_read=sum(item["re_read"] for item in counted),
+                            skipped=sum(item["skipped"] for item in counted),
+                            unverified=sum(1 for row in rows if row.get("preview") and row["preview"]["status"] not in COUNTED)),
+        mirrormaker_version=str(version) if version else None,
+        checkpoints_found=facts["checkpoints_found"],
+        offset_syncs_found=facts["offset_syncs_found"],
+        undecodable=facts["undecodable"],
+        warnings=facts["warnings"],
+    )
+    if diff and params["apply"]:
+        result["diff"] = diff_of(rows)
+    return result

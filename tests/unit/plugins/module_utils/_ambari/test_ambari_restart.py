@@ -1,0 +1,233 @@
+# Copyright: kafkaops.mirror contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+from __future__ import annotations
+
+import pytest
+
+from ansible_collections.kafkaops.mirror.plugins.module_utils._ambari.broker_rejoin import ClusterView, RejoinWaiter
+from ansible_collections.kafkaops.mirror.plugins.module_utils._ambari.restart import (
+    Restarter,
+    RestartFailed,
+    RestartInputError,
+    batches,
+    restart_components,
+    select_targets,
+)
+
+PAIRS = [("KAFKA_BROKER", "wn0"), ("KAFKA_BROKER", "wn1"), ("KAFKA_MIRROR", "wn1")]
+HOST_COMPONENTS = [(c, h, True, "OFF") for c, h in PAIRS] + [("KAFKA_BROKER", "wn2", False, "OFF")]
+
+
+@pytest.mark.parametrize(
+    "components, hosts, only_stale, expected",
+    [
+        (None, None, True, PAIRS),
+        (None, None, False, PAIRS + [("KAFKA_BROKER", "wn2")]),
+        (["KAFKA_BROKER"], None, True, PAIRS[:2]),
+        (None, ["wn1"], True, PAIRS[1:]),
+        (["KAFKA_MIRROR"], ["wn0"], True, []),
+        (None, ["wn2"], True, []),
+    ],
+)
+def test_select_targets(components, hosts, only_stale, expected):
+    assert select_targets(HOST_COMPONENTS, components, hosts, only_stale) == (expected, [])
+
+
+def test_select_targets_refuses_unknown_names():
+    with pytest.raises(RestartInputError, match="KAFKA_BROKR, wn9: not among"):
+        select_targets(HOST_COMPONENTS, ["KAFKA_BROKR"], ["wn9"])
+
+
+def test_batches():
+    assert batches([], rolling=True) == []
+    assert batches(PAIRS, rolling=False) == [{"KAFKA_BROKER": ["wn0", "wn1"], "KAFKA_MIRROR": ["wn1"]}]
+    assert batches(PAIRS, rolling=True) == [{"KAFKA_BROKER": ["wn0"]}, {"KAFKA_BROKER": ["wn1"], "KAFKA_MIRROR": ["wn1"]}]
+
+
+class FakeClient:
+    cluster_name = "c"
+
+    def __init__(self, statuses, host_components=HOST_COMPONENTS, states=None, events=None):
+        self.statuses = list(statuses)
+        self.host_components_list = host_components
+        self.restarts = []
+        # Answers of host_component_states in turn; the last one repeats. Default: everything STARTED.
+        self.states = list(states or [{}])
+        self.events = events if events is not None else []
+
+    def host_component_states(self, service):
+        answer = self.states.pop(0) if len(self.states) > 1 else self.states[0]
+        self.events.append("states")
+        return {(c, h): answer.get(h, "STARTED") for c, h, _s, _m in self.host_components_list}
+
+    def host_components(self, service):
+        return list(self.host_components_list)
+
+    def restart(self, service, component_hosts, context):
+        self.restarts.append(component_hosts)
+        self.events.append(f"restart {','.join(sorted({h for hs in component_hosts.values() for h in hs}))}")
+        return len(self.restarts)
+
+    def request_status(self, request_id):
+        return {"id": request_id, "status": self.statuses.pop(0), "progress": 50, "context": "ctx"}
+
+    def request_tasks(self, request_id):
+        return [
+            {"role": "KAFKA_BROKER", "host_name": "wn0", "status": "FAILED", "stderr": "boom\n"},
+            {"role": "KAFKA_BROKER", "host_name": "wn1", "status": "COMPLETED", "stderr": ""},
+        ]
+
+
+class FakeClock:
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+    def sleep(self, seconds):
+        self.now += seconds
+
+
+def params(**overrides):
+    base = {"service": "KAFKA", "components": None, "hosts": None, "only_stale": True, "rolling": False, "wait": True,
+            "wait_timeout": 10, "poll_interval": 1, "context": None}
+    base.update(overrides)
+    return base
+
+
+def run(client, rejoin=None, **overrides):
+    clock = FakeClock()
+    return restart_components(params(**overrides), False, client, Restarter(client, 1, clock, clock.sleep), rejoin)
+
+
+class FakeKafka:
+    """Metadata reads in turn: broker 2 is missing for `down_reads` reads after each restart, then back."""
+
+    def __init__(self, events, down_reads=2):
+        self.events = events
+        self.down_reads = down_reads
+        self.down_left = 0
+        self.restarts_seen = 0
+        self.full = ClusterView(frozenset({1, 2, 3}), frozenset({("t", 0), ("t", 1)}), frozenset({("t", 0), ("t", 1)}))
+
+    def read(self, _params):
+        restarts = sum(1 for e in self.events if e.startswith("restart"))
+        if restarts > self.restarts_seen:
+            self.restarts_seen, self.down_left = restarts, self.down_reads
+        if self.down_left:
+            self.down_left -= 1
+            self.events.append("kafka: broker 2 missing")
+            return ClusterView(frozenset({1, 3}), self.full.partitions, frozenset({("t", 1)}))
+        self.events.append("kafka: all back")
+        return self.full
+
+
+def test_waits_until_completed():
+    client = FakeClient(["PENDING", "IN_PROGRESS", "COMPLETED"])
+    result = run(client)
+    assert result["changed"] and result["requests"][0]["status"] == "COMPLETED" and len(client.restarts) == 1
+
+
+def test_check_mode_sends_nothing():
+    client = FakeClient([])
+    result = restart_components(params(), True, client)
+    assert result["changed"] and result["requests"] == [] and client.restarts == []
+
+
+def test_failed_request_names_id_context_and_failed_tasks_only():
+    client = FakeClient(["FAILED"])
+    with pytest.raises(RestartFailed) as caught:
+        run(client)
+    message = str(caught.value)
+    assert "Ambari request 1 ('ctx') on cluster c ended FAILED" in message
+    assert "KAFKA_BROKER on wn0: FAILED (boom)" in message and "wn1" not in message
+
+
+def test_rolling_stops_at_first_failure():
+    client = FakeClient(["ABORTED", "COMPLETED"])
+    with pytest.raises(RestartFailed):
+        run(client, rolling=True)
+    assert len(client.restarts) == 1
+
+
+def test_timeout():
+    client = FakeClient(["IN_PROGRESS"] * 20)
+    with pytest.raises(RestartFailed, match="still IN_PROGRESS .* after 3 s"):
+        run(client, wait_timeout=3)
+
+
+def test_unknown_service_is_an_input_error():
+    with pytest.raises(RestartInputError, match="service KAFKA has no host components in cluster c"):
+        run(FakeClient([], host_components=[]))
+
+
+def test_nothing_to_restart():
+    client = FakeClient([], host_components=[("KAFKA_BROKER", "wn0", False, "OFF")])
+    assert run(client) == {"changed": False, "restarted": [], "in_maintenance": [], "requests": [], "diff": {
+        "before": "", "after": "", "before_header": "KAFKA components to restart", "after_header": "after restart"}}
+
+
+def test_no_wait_returns_accepted_requests_without_polling():
+    client = FakeClient([])  # any status poll would fail: no statuses scripted
+    result = run(client, wait=False, rolling=True)
+    assert [r["status"] for r in result["requests"]] == ["Accepted", "Accepted"] and len(client.restarts) == 2
+
+
+def test_rolling_restart_waits_for_started_and_kafka_back_before_the_next_host():
+    """Issue 17: a request COMPLETED when the start script returned; the next host waits for Ambari's STARTED
+    (HostRoles/state) and for Kafka's metadata to show the brokers registered and the partitions in sync again."""
+    events = []
+    kafka = FakeKafka(events)
+    clock = FakeClock()
+    rejoin = RejoinWaiter({"bootstrap_servers": ["b:9092"]}, poll_interval=1, reader=kafka.read, clock=clock, sleep=clock.sleep)
+    client = FakeClient(["COMPLETED", "COMPLETED"], states=[{"wn0": "INSTALLED"}, {}], events=events)
+    result = run(client, rejoin=rejoin, rolling=True)
+    assert [(r["started"], r["brokers_back"]) for r in result["requests"]] == [(True, True), (True, True)]
+    assert events == [
+        "kafka: all back", "restart wn0", "states", "states", "kafka: broker 2 missing", "kafka: broker 2 missing", "kafka: all back",
+        "kafka: all back", "restart wn1", "states", "kafka: broker 2 missing", "kafka: broker 2 missing", "kafka: all back",
+    ]
+
+
+def test_a_broker_that_does_not_come_back_stops_the_rolling_restart():
+    events = []
+    kafka = FakeKafka(events, down_reads=1000)
+    clock = FakeClock()
+    rejoin = RejoinWaiter({"bootstrap_servers": ["b:9092"]}, poll_interval=1, reader=kafka.read, clock=clock, sleep=clock.sleep)
+    client = FakeClient(["COMPLETED", "COMPLETED"], events=events)
+    with pytest.raises(RestartFailed, match=r"not back .* after 5 s: brokers 2 not registered; 1 partitions not fully in sync \(t-0\)"):
+        run(client, rejoin=rejoin, rolling=True, wait_timeout=5)
+    assert len(client.restarts) == 1
+
+
+def test_a_component_not_started_after_completed_stops_the_rolling_restart():
+    client = FakeClient(["COMPLETED", "COMPLETED"], states=[{"wn0": "INSTALLED"}])
+    with pytest.raises(RestartFailed, match="KAFKA_BROKER on wn0 is INSTALLED after 3 s"):
+        run(client, rolling=True, wait_timeout=3)
+    assert len(client.restarts) == 1
+
+
+def test_rolling_is_the_default():
+    from ansible_collections.kafkaops.mirror.plugins.modules.ambari_restart import argument_spec
+
+    assert argument_spec()["rolling"]["default"] is True
+
+
+def test_a_topic_deleted_during_the_restart_is_not_waited_for():
+    from ansible_collections.kafkaops.mirror.plugins.module_utils._ambari.broker_rejoin import still_missing
+
+    before = ClusterView(frozenset({1}), frozenset({("gone", 0), ("t", 0)}), frozenset({("gone", 0), ("t", 0)}))
+    assert still_missing(before, ClusterView(frozenset({1}), frozenset({("t", 0)}), frozenset({("t", 0)}))) == []
+    assert still_missing(before, ClusterView(frozenset({1}), frozenset({("t", 0)}), frozenset())) == ["1 partitions not fully in sync (t-0)"]
+
+
+@pytest.mark.parametrize("state, skipped", [("ON", True), ("IMPLIED_FROM_HOST", True), ("IMPLIED_FROM_SERVICE_AND_HOST", True),
+                                            ("IMPLIED_FROM_SERVICE", False), ("OFF", False)])
+def test_components_in_maintenance_are_skipped_as_ambaris_service_level_operations_do(state, skipped):
+    """MaintenanceStateHelper.isOperationAllowed, case Service: allowed when OFF or IMPLIED_FROM_SERVICE."""
+    components = [("KAFKA_BROKER", "wn0", True, "OFF"), ("KAFKA_BROKER", "wn1", True, state)]
+    targets, left = select_targets(components)
+    assert (left == [("KAFKA_BROKER", "wn1", state)]) is skipped and (("KAFKA_BROKER", "wn1") in targets) is not skipped
+    # Named explicitly, the host component restarts (an operation at HOST_COMPONENT level is always allowed).
+    assert select_targets(components, hosts=["wn1"]) == ([("KAFKA_BROKER", "wn1")], [])
