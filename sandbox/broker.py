@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 from sandbox import broker_config, zk_registration
+from sandbox.probes import ProbeError
 from sandbox.providers import BrokerSpec, ProviderUnavailable, get_provider
 
 SPEC_FILE = "broker.json"
@@ -91,7 +92,7 @@ def main(argv: list | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         command, extra_env = command_for(args.cluster_dir.resolve(), args.broker_id)
-    except (FileNotFoundError, ValueError, ProviderUnavailable, subprocess.CalledProcessError) as exc:
+    except (FileNotFoundError, ValueError, ProviderUnavailable, ProbeError, subprocess.CalledProcessError) as exc:
         print(f"sandbox.broker: cannot start the broker for {args.cluster_dir}: {exc}", file=sys.stderr)
         return 2
     os.execve(command[0], command, {**os.environ, **extra_env})

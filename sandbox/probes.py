@@ -30,7 +30,7 @@ class ProbeError(RuntimeError):
     pass
 
 
-def _recv_exactly(sock: socket.socket, size: int) -> bytes:
+def recv_exactly(sock: socket.socket, size: int) -> bytes:
     data = b""
     while len(data) < size:
         chunk = sock.recv(size - len(data))
@@ -52,8 +52,8 @@ def kafka_metadata(host: str, port: int, timeout: float = 2.0) -> list:
     request += struct.pack(">i", 0) + b"\x00"  # topics: empty array (none), allow_auto_topic_creation: false
     with socket.create_connection((host, port), timeout=timeout) as sock:
         sock.sendall(struct.pack(">i", len(request)) + request)
-        (size,) = struct.unpack(">i", _recv_exactly(sock, 4))
-        reply = _recv_exactly(sock, size)
+        (size,) = struct.unpack(">i", recv_exactly(sock, 4))
+        reply = recv_exactly(sock, size)
     (got_id, _throttle, count) = struct.unpack_from(">iii", reply, 0)
     if got_id != correlation_id:
         raise ProbeError(f"reply carries correlation id {got_id}, expected {correlation_id}")

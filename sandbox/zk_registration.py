@@ -20,6 +20,8 @@ import socket
 import struct
 import time
 
+from sandbox.probes import ProbeError, recv_exactly, wait_for
+
 EXISTS, CLOSE_SESSION = 3, -11  # ZooDefs.OpCode
 NO_NODE = -101  # KeeperException.Code.NONODE
 SESSION_TIMEOUT_MS = 10000
@@ -30,21 +32,12 @@ def _frame(payload: bytes) -> bytes:
 
 
 def _read_frame(sock: socket.socket) -> bytes:
-    def exactly(count):
-        data = b""
-        while len(data) < count:
-            chunk = sock.recv(count - len(data))
-            if not chunk:
-                raise OSError("ZooKeeper closed the connection")
-            data += chunk
-        return data
-
-    (length,) = struct.unpack(">i", exactly(4))
-    return exactly(length)
+    (length,) = struct.unpack(">i", recv_exactly(sock, 4))
+    return recv_exactly(sock, length)
 
 
-def ephemeral_owner(address: str, path: str, timeout_s: float = 10.0) -> int | None:
-    """The session id owning the ephemeral znode `path` (0 for a persistent one), None when there is no such node."""
+def znode_exists(address: str, path: str, timeout_s: float = 10.0) -> bool:
+    """Whether ZooKeeper at `address` holds the znode `path`."""
     host, _sep, port = address.rpartition(":")
     with socket.create_connection((host, int(port)), timeout=timeout_s) as sock:
         # ConnectRequest: protocolVersion, lastZxidSeen, timeOut, sessionId, passwd (a 16-byte buffer)
@@ -55,27 +48,21 @@ def ephemeral_owner(address: str, path: str, timeout_s: float = 10.0) -> int | N
         reply = _read_frame(sock)
         _xid, _zxid, error = struct.unpack(">iqi", reply[:16])
         sock.sendall(_frame(struct.pack(">ii", 2, CLOSE_SESSION)))
-    if error == NO_NODE:
-        return None
-    if error:
+    if error not in (0, NO_NODE):
         raise OSError(f"ZooKeeper at {address} answered error {error} to exists {path}")
-    # Stat: czxid, mzxid, ctime, mtime (longs), version, cversion, aversion (ints), ephemeralOwner (long), ...
-    (owner,) = struct.unpack(">q", reply[16 + 44:16 + 52])
-    return owner
+    return error == 0
 
 
 def wait_until_unregistered(address: str, broker_id: int, timeout_s: float = 90.0) -> float:
     """Wait until ZooKeeper at `address` holds no /brokers/ids/<broker_id>; the seconds waited. No broker of this id runs
-    here when its launcher starts (supervisord runs one), so a registration found is a previous run's."""
+    here when its launcher starts (supervisord runs one), so a registration found is a previous run's. A ZooKeeper that
+    accepts connections before it serves sessions is asked again, as probes.wait_for does for every error it knows."""
     path = f"/brokers/ids/{broker_id}"
+
+    def unregistered():
+        if znode_exists(address, path):
+            raise ProbeError(f"ZooKeeper still holds {path} of a previous run")
+
     started = time.monotonic()
-    while True:
-        try:
-            if ephemeral_owner(address, path) is None:
-                return time.monotonic() - started
-            state = "still holds it"
-        except (OSError, struct.error) as exc:  # ZooKeeper accepting connections before it serves sessions
-            state = f"did not answer ({exc})"
-        if time.monotonic() - started > timeout_s:
-            raise FileNotFoundError(f"ZooKeeper at {address}: {path} of a previous run, {state} after {timeout_s:.0f} s")
-        time.sleep(1.0)
+    wait_for(unregistered, f"ZooKeeper at {address} without {path}", started + timeout_s, interval=1.0)
+    return time.monotonic() - started
