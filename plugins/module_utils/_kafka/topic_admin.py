@@ -11,21 +11,27 @@ Kafka version notes (the collection supports 2.4 to 4.x):
 """
 from __future__ import annotations
 
+import time
+
 from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.client import KafkaError
 from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.topics import topic_name_problem
 
 try:
     import kafka.errors as kafka_errors
-    from kafka.admin import ConfigResource
+    from kafka.admin import ConfigFilterType, ConfigResource, ConfigSourceType
     from kafka.protocol.admin import CreateTopicsRequest
 except ImportError:
     # _kafka.client.ensure_kafka_python() reports the missing library before any of this is used.
-    kafka_errors = ConfigResource = CreateTopicsRequest = None
+    kafka_errors = ConfigFilterType = ConfigResource = ConfigSourceType = CreateTopicsRequest = None
 
 # CreateTopics v4 (Kafka 2.4, KIP-464) lets the broker pick partitions and replication factor.
 _CREATE_TOPICS_BROKER_DEFAULTS_VERSION = 4
 # Source of per-topic overrides in DescribeConfigs; other "modified" sources are broker-wide settings.
 TOPIC_OVERRIDE_SOURCE = "DYNAMIC_TOPIC_CONFIG"
+# How often a topic DescribeConfigs answered with no key is asked (read_topic_configs): a broker learns a new topic within
+# a second or so of its creation.
+DESCRIBE_CONFIGS_ATTEMPTS = 4
+DESCRIBE_CONFIGS_PAUSE_S = 0.5
 
 
 def _error_text(code, message):
@@ -79,18 +85,46 @@ def existing_partitions(admin, names):
 
 
 def read_topic_configs(admin, names, config_filter="all"):
-    """{topic: {key: {"value", "source"}}} in one DescribeConfigs request.
+    """{topic: {key: {"value", "source"}}} of the named (existing) topics, filtered as DescribeConfigs' `config_filter`.
 
     Every key is requested and callers pick theirs: key-filtered DescribeConfigs saves little here, and not every
-    Kafka-protocol broker implements the filter (tansu 0.6 drops the connection).
+    Kafka-protocol broker implements the filter (tansu 0.6 drops the connection). kafka-python filters by source on the
+    client too, so asking for "all" and filtering here costs nothing and lets unanswered topics be seen (below).
     """
     if not names:
         return {}
-    described = admin.describe_configs([ConfigResource("TOPIC", name) for name in names], config_filter=config_filter).get("topic", {})
+    described = _describe_all_topic_configs(admin, names)
+    kept = ConfigFilterType.build_from(config_filter)
     return {
-        name: {key: dict(value=entry.get("value"), source=entry.get("config_source")) for key, entry in described.get(name, {}).items()}
+        name: {
+            key: dict(value=entry.get("value"), source=entry.get("config_source"))
+            for key, entry in described.get(name, {}).items()
+            if not kept.should_skip(ConfigSourceType[entry.get("config_source")])
+        }
         for name in names
     }
+
+
+def _describe_all_topic_configs(admin, names):
+    """DescribeConfigs (every key) of `names`, asked again for topics that came back with no key at all.
+
+    kafka-python 3.0.12 drops each resource's error code from DescribeConfigs, so a broker's "unknown topic" (a topic just
+    created, on a cluster whose brokers apply new metadata one by one: KRaft brokers, or ZooKeeper brokers waiting for the
+    controller's UpdateMetadata) reads as a topic without configs, and "no overrides" could not be told from "not known
+    here yet". Real brokers describe every topic config under filter "all", so an empty answer is that error. After
+    DESCRIBE_CONFIGS_ATTEMPTS the empty answer stands: a broker that only lists the keys set on a topic (tansu) means it.
+    """
+    described = {}
+    unanswered = sorted(set(names))
+    for attempt in range(DESCRIBE_CONFIGS_ATTEMPTS):
+        if attempt:
+            time.sleep(DESCRIBE_CONFIGS_PAUSE_S)
+        answer = admin.describe_configs([ConfigResource("TOPIC", name) for name in unanswered], config_filter="all").get("topic", {})
+        described.update({name: answer[name] for name in unanswered if answer.get(name)})
+        unanswered = [name for name in unanswered if name not in described]
+        if not unanswered:
+            break
+    return described
 
 
 def current_topic_state(admin, entries):

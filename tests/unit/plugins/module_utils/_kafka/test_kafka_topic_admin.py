@@ -11,6 +11,7 @@ from kafka.protocol.api_key import ApiKey
 from kafka.structs import OffsetAndMetadata, OffsetAndTimestamp
 
 from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.group_report import group_report
+from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka import topic_admin
 from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.topic_admin import TopicChanges, broker_defaults_supported
 from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.topics import plan_topics
 
@@ -128,3 +129,42 @@ def test_group_report_lag_filters_and_describe_failure():
     ]
     assert group["total_lag"] == 3
     assert len(warnings) == 1 and "DescribeGroups failed: ValueError" in warnings[0]
+
+
+class DescribeConfigsAdmin:
+    """Answers DescribeConfigs as kafka-python 3.0.12 does: a topic the broker does not know (yet) comes back with no key,
+    its error code dropped. `unknown_for` says how many requests each topic stays unknown for."""
+
+    def __init__(self, unknown_for):
+        self.unknown_for = dict(unknown_for)
+        self.requests = []
+
+    def describe_configs(self, resources, config_filter):
+        assert config_filter == "all"
+        self.requests.append(sorted(resource.name for resource in resources))
+        answer = {}
+        for resource in resources:
+            left = self.unknown_for.get(resource.name, 0)
+            self.unknown_for[resource.name] = left - 1
+            answer[resource.name] = {} if left > 0 else {
+                "cleanup.policy": dict(value="compact", config_source="DYNAMIC_TOPIC_CONFIG"),
+                "retention.ms": dict(value="604800000", config_source="DEFAULT_CONFIG"),
+            }
+        return {"topic": answer}
+
+
+def test_a_topic_the_broker_does_not_know_yet_is_asked_again_alone(monkeypatch):
+    monkeypatch.setattr(topic_admin, "DESCRIBE_CONFIGS_PAUSE_S", 0)
+    admin = DescribeConfigsAdmin(unknown_for={"fresh": 2})
+    configs = topic_admin.read_topic_configs(admin, ["fresh", "settled"], config_filter="modified")
+    assert admin.requests == [["fresh", "settled"], ["fresh"], ["fresh"]]
+    assert configs == {name: {"cleanup.policy": dict(value="compact", source="DYNAMIC_TOPIC_CONFIG")} for name in ("fresh", "settled")}
+
+
+def test_filter_all_keeps_defaults_and_an_empty_answer_stands_after_the_last_attempt(monkeypatch):
+    monkeypatch.setattr(topic_admin, "DESCRIBE_CONFIGS_PAUSE_S", 0)
+    admin = DescribeConfigsAdmin(unknown_for={"never": 99})
+    configs = topic_admin.read_topic_configs(admin, ["never", "settled"], config_filter="all")
+    assert len(admin.requests) == topic_admin.DESCRIBE_CONFIGS_ATTEMPTS
+    assert configs["never"] == {}
+    assert configs["settled"]["retention.ms"] == dict(value="604800000", source="DEFAULT_CONFIG")
