@@ -168,7 +168,7 @@ def test_too_old_java_would_be_replaced_in_check_mode(host, tmp_path):
         pytest.skip(f"{package} is installed on this machine")
     result = host.run(tmp_path, check=True, mirror_host_java_min_version=99, mirror_host_java_package=package)
     assert not result.failed, result.stdout[-4000:]
-    assert result.task(f"kafkaops.mirror.mirror_host : Install {package}")["changed"]
+    assert result.task(f"kafkaops.mirror.node_python : Show what apt-get would install, {package}")["changed"]
     installed = subprocess.run(["dpkg-query", "-W", "-f=${Status}", package], capture_output=True, text=True, check=False).stdout
     assert "install ok installed" not in installed
 
