@@ -26,8 +26,9 @@ after the other cluster), IdentityReplicationPolicy (3.0+), exactly-once transac
 source offsets are committed every offset.flush.interval.ms, so kill -9 makes it copy again.
 
 Connect shows only as Kafka sees it (connect.py): each herder's mm2-configs/offsets/status topics and its connectors'
-source offsets. Graded by real MirrorMaker 2 of 3.2.0, 3.9.2 and 4.3.1 in tests/integration/differential (2.4.1 cannot
-be: Maven Central has no connect-mirror 2.4.1); the differences found are in docs/reference/mm2-records.md.
+source offsets. Graded by real MirrorMaker 2 of 3.2.0 and 4.3.1 in tests/integration/differential (release.py says what
+that covers; 2.4.1 cannot be: Maven Central has no connect-mirror 2.4.1); the differences found are in
+docs/reference/mm2-records.md.
 
 What it does not model: Connect's group protocol, tasks.max, rebalancing and the task restart real MirrorMaker 2 does
 once at start, the REST API, ACL sync, offset syncs dropped (before 3.7) or replaced (3.7+) while 10 are in flight,

@@ -2,8 +2,8 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The MirrorMaker 2 stand-in (sandbox/mm2) graded by real MirrorMaker 2 (issue 26, item 4).
 
-For each release the stand-in claims and real MirrorMaker 2 exists for here, the same scenario (conftest.run_scenario:
-three source topics, one of them with 4 partitions of keyed records and topic configs, records before MirrorMaker
+For the releases below (chosen so that every rule the stand-in switches on a release is graded on both sides of its
+switch), the same scenario (conftest.run_scenario: three source topics, one of them with 4 partitions of keyed records and topic configs, records before MirrorMaker
 starts, a subscribed group committed half-way and a simple group, more records while it runs, a kill -9 half-way through
 them and a restart) runs through real MirrorMaker 2 of that release (its Kafka home from Maven Central,
 sandbox/kafka_dist.py) and through the stand-in playing it, between the same two real Kafka 3.9.2 clusters, and what
@@ -13,7 +13,9 @@ factors and topic configs; the copied records; offset syncs; checkpoints; heartb
 Graded: 3.2.0 (HDInsight 5.1) and 4.3.1 (the newest 4.x): between them every rule the stand-in switches on a release
 (the offset-sync history of 3.4.1+, KIP-1074's internal topics of 4.0+) is graded on both sides of its switch. 3.9.2 (the
 last 3.x) was graded too until CI's time ran out (a run of the suite reached 44 minutes): it brought no rule the other two
-do not, and real MirrorMaker 2 and the stand-in of 3.9.2 agreed on every check. Not graded: 2.4.1 (HDInsight 5.0),
+do not, and real MirrorMaker 2 and the stand-in of 3.9.2 agreed on every check. The lab's default Kafka home plays 3.9
+(sandbox/kafka_home.py), whose rules are 4.3.1's but for those 4.0 switched (KIP-1074's internal topics, the *.blacklist
+keys), and 3.2.0 grades the side of those 3.9 is on. Not graded: 2.4.1 (HDInsight 5.0),
 because Maven Central does not serve connect-mirror 2.4.1 (the oldest it serves is 2.7.2), so there is no real
 MirrorMaker 2 of 2.4.1 to grade the stand-in's 2.4 mode by; sandbox/mm2/release.py says so where the stand-in plays it.
 
