@@ -196,12 +196,28 @@ def _spelling_for(key, version):
     return key
 
 
+# MirrorMaker's producers write with acks=all: Connect's Worker sets it for every source task's producer (Worker
+# producerConfigs, 2.4 onwards) and MirrorMaker 1's producer file says so. A weaker acks acknowledges a record one broker
+# holds, and a target broker killed at that moment loses it for good: MirrorMaker has moved on, so no mirror is complete.
+PRODUCER_ACKS_KEYS = tuple("%sacks" % prefix for prefix in ("producer.", "target.producer.", "producer.override."))
+SAFE_ACKS = ("all", "-1")
+
+
+def _value_problem(bare, value):
+    """An error for a value that makes MirrorMaker lose records, else None."""
+    if bare in PRODUCER_ACKS_KEYS and str(value).strip().lower() not in SAFE_ACKS:
+        return ("acks=%s acknowledges a record before every in-sync replica has it, so a target broker that dies loses what "
+                "MirrorMaker already counted as copied: remove the key (MirrorMaker writes with acks=all)" % value)
+    return None
+
+
 def check_extra_properties(properties, aliases, version, origin):
     """Check a dict of extra properties; `origin` names where they came from for messages."""
     result = KeyCheck()
     for key in sorted(properties or {}):
         scope, bare = _split_scope(str(key), aliases)
         error, replacement, warning = _bare_key_problem(bare, version)
+        error = error or _value_problem(bare, properties[key])
         where = "%s: %r" % (origin, key)
         if error:
             result.errors.append("%s: %s" % (where, error))

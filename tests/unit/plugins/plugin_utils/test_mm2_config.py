@@ -311,3 +311,23 @@ def test_required_features_of_the_default_model_and_of_mm1():
     assert required_features(model()) == ["mm2"]
     assert required_features(model(engine="mm1", replication_policy="identity")) == []
     assert required_features(model(exactly_once=True)) == ["mm2", "dedicated_rest", "exactly_once"]
+
+
+@pytest.mark.parametrize("kafka_version", ["2.4.1", "3.2.0", "3.9.2", "4.3.1"])
+def test_the_rendered_producers_keep_acks_all(kafka_version):
+    """Connect's default for MirrorMaker 2's producers is acks=all, so the properties leave it alone; MirrorMaker 1's file
+    sets it (its producer's own default is 1 before Kafka 3.0)."""
+    assert not [key for key in props(kafka_version=kafka_version) if key.endswith(".acks") or key == "acks"]
+    if kafka_version < "4":
+        files = build_config(model(kafka_version=kafka_version, engine="mm1")).files
+        assert files[MM1_PRODUCER_FILE]["acks"] == "all"
+
+
+@pytest.mark.parametrize("key", ["secondary.producer.acks", "producer.acks", "secondary.producer.override.acks", "primary->secondary.producer.override.acks"])
+@pytest.mark.parametrize("value", ["1", "0", 1])
+def test_a_weaker_acks_is_refused(key, value):
+    assert f"properties: {key!r}: acks={value} acknowledges a record before every in-sync replica has it" in errors_of(properties={key: value})
+
+
+def test_acks_all_may_be_spelled_out():
+    assert props(properties={"secondary.producer.acks": "all", "producer.acks": -1})["secondary.producer.acks"] == "all"
