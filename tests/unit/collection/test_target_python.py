@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import re
+import subprocess
 
 import pytest
 
@@ -93,3 +94,24 @@ def test_the_check_fails_on_newer_code(source, problem):
         return
     assert problem != "syntax", "feature_version did not refuse it"
     assert any(problem in call for call in newer_library_calls(tree, (3, 8)))
+
+
+def test_node_code_compiles_under_a_real_python_3_8():
+    """feature_version is best-effort (the ast documentation says so): where this machine has a real CPython 3.8 (pyenv's,
+    in this project's image), every node-side file is also compiled by it."""
+    from tests.support.oldest_runtime import _python_3_8
+
+    python, _source = _python_3_8()
+    if python is None:
+        pytest.skip("no CPython 3.8 on this machine (tests/support/oldest_runtime.py looks in pyenv and on PATH)")
+    script = ("import sys\n"
+              "bad = []\n"
+              "for path in sys.argv[1:]:\n"
+              "    try:\n"
+              "        compile(open(path, encoding='utf-8').read(), path, 'exec', dont_inherit=True)\n"
+              "    except SyntaxError as exc:\n"
+              "        bad.append('%s:%s: %s' % (path, exc.lineno, exc.msg))\n"
+              "print('\\n'.join(bad))\n")
+    proc = subprocess.run([python, "-c", script, *map(str, NODE_CODE)], capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == "", f"not Python 3.8 syntax, by {python}:\n{proc.stdout}"
