@@ -3,15 +3,15 @@
 """The node_python role on a node whose only Python is too old for ansible-core (HDInsight 5.x: Ubuntu 18.04's 3.6.9).
 
 Sandbox quirk, handled here: the sandbox's nodes run Debian 12, whose /usr/bin/python3 is 3.11. A 3.6-only node is played
-by the MirrorMaker node with its inventory interpreter pointed at a wrapper that answers the version probe with 3.6 and
-refuses everything else, as a 3.6 refuses our modules (`from __future__ import annotations`); node_python_search is narrowed
-so that /usr/bin/python3 (3.11 here, 3.6 on HDInsight) is not among the usual places, and "a newer Python the image
-already has" is a /usr/local/bin/python3.8 link to the node's own interpreter. Read back independently: the Python a later
+by the MirrorMaker node with its inventory interpreter pointed at a real CPython 3.6.15, and "a newer Python the image already
+has" is a /usr/local/bin/python3.8 link to a real CPython 3.8.18: this machine's pyenv builds, which the node's root (an
+overlay of the machine's) holds under /root/.pyenv; the node lets its users through /root (mode 711 in the node's own
+layer, put back at the end), as their shared libraries are found by that path. node_python_search is narrowed so that
+/usr/bin/python3 (3.11 here, 3.6 on HDInsight) is not among the usual places. Read back independently: the Python a later
 module really ran with (setup's own report), dpkg on the node, and the node's files over SSH.
 """
 from __future__ import annotations
 
-import shlex
 import subprocess
 from pathlib import Path
 
@@ -23,15 +23,17 @@ from tests.support.ansible_play import run_playbook
 
 pytestmark = pytest.mark.integration
 
-ROOT = "/opt/kafkaops-node-python-test"
-OLD_PYTHON = f"{ROOT}/python3.6"
+PYENV = Path("/root/.pyenv/versions")
 IMAGE_PYTHON = "/usr/local/bin/python3.8"
-WRAPPER = """#!/bin/sh
-# Plays the system Python 3.6.9 of an HDInsight 5.x node: answers the version probe, refuses anything else.
-case "$*" in *sys.version_info*) echo 3.6; exit 0;; esac
-echo 'SyntaxError: future feature annotations is not defined (Python 3.6.9)' >&2
-exit 1
-"""
+
+
+def pyenv_python(minor: str) -> str | None:
+    """The newest pyenv CPython 3.<minor> of this machine (the path is the same inside a node), or None."""
+    found = sorted(PYENV.glob(f"3.{minor}.*/bin/python3.{minor}"), key=lambda path: [int(part) for part in path.parents[1].name.split(".")])
+    return str(found[-1]) if found else None
+
+
+OLD_PYTHON, NEW_PYTHON = pyenv_python("6"), pyenv_python("8")
 ROLE_ONLY = [{"name": "Nodes", "hosts": "mirrormaker", "gather_facts": False, "roles": ["kafkaops.mirror.node_python"]}]
 LATER = {"name": "A later play", "hosts": "mirrormaker", "gather_facts": False, "tasks": [
     {"name": "which python runs modules", "ansible.builtin.setup": {"gather_subset": ["!all", "!min", "python"]}},
@@ -58,11 +60,15 @@ class Node:
 
 @pytest.fixture(scope="module")
 def node(sandbox, tmp_path_factory):
+    if not (OLD_PYTHON and NEW_PYTHON):
+        pytest.skip(f"this machine has no pyenv CPython 3.6 and 3.8 under {PYENV} (the project's image has 3.6.15 and 3.8.18)")
     node = Node(sandbox, tmp_path_factory.mktemp("node-python"))
-    node.ssh("sudo sh -c " + shlex.quote(f"mkdir -p {ROOT} && cat > {OLD_PYTHON} && chmod 755 {OLD_PYTHON}") + " <<'EOF'\n" + WRAPPER + "EOF")
-    assert node.ssh(f"{OLD_PYTHON} -c 'import sys; print(sys.version_info[:2])'").stdout.strip() == "3.6"
-    yield node
-    node.ssh(f"sudo rm -rf {ROOT} {IMAGE_PYTHON}", check=False)
+    node.ssh("sudo chmod 711 /root")
+    try:
+        assert node.ssh(f"{OLD_PYTHON} -c 'import sys; print(\"%d.%d\" % sys.version_info[:2])'").stdout.strip() == "3.6"
+        yield node
+    finally:
+        node.ssh(f"sudo rm -f {IMAGE_PYTHON}; sudo chmod 700 /root", check=False)
 
 
 def ran_with(result) -> str:
@@ -76,11 +82,13 @@ def test_a_module_fails_on_the_old_python_without_the_role(node):
 
 
 def test_a_newer_python_the_image_has_is_found_and_used(node):
-    node.ssh(f"sudo ln -sf /usr/bin/python3 {IMAGE_PYTHON}")
+    node.ssh(f"sudo ln -sf {NEW_PYTHON} {IMAGE_PYTHON}")
     search = {"node_python_search": ["/usr/bin/python3.8", IMAGE_PYTHON]}
     result = node.run(ROLE_ONLY + [LATER], **search)
     assert not result.failed, result.stdout[-4000:]
     assert ran_with(result) == IMAGE_PYTHON
+    version = result.task("which python runs modules")["ansible_facts"]["ansible_python"]["version"]
+    assert (version["major"], version["minor"]) == (3, 8), version
     assert result.changed_count == 0
     # Check mode finds it the same way (the probe is read-only and runs in check mode), and a second run changes nothing.
     check = node.run(ROLE_ONLY + [LATER], check=True, **search)
