@@ -327,6 +327,9 @@ def up(sandbox_dir=DEFAULT_DIR, provider: str = "noida", net: int = 0, names: di
     except probes.ProbeError as exc:
         down(sandbox_dir)
         raise SandboxError(f"sandbox in {sandbox_dir} did not come up, stopped it again: {exc}") from exc
+    except BaseException:  # an interrupt (Ctrl-C, a test run stopped) while waiting: no caller has the state to stop it with
+        down(sandbox_dir)
+        raise
     state["processes"] = {info["name"]: info["pid"] for info in supervisor.processes()}
     for node in _host_entries(state):
         node["init_pid"] = state["processes"][node["program"]]
