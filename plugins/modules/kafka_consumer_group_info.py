@@ -14,8 +14,6 @@ description:
     the end offset and the lag.
   - Groups and topics are selected with regular expressions that must match the whole name.
 author: kafkaops.mirror developers (@kafkaops)
-requirements:
-  - kafka-python >= 3.0.0 on the host that runs the module
 extends_documentation_fragment:
   - kafkaops.mirror.attributes
   - kafkaops.mirror.attributes.info_module

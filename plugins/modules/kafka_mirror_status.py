@@ -26,8 +26,6 @@ description:
     deployment left after the target or a remote topic was deleted and created again, each with the internal topic, the
     partitions and offsets, and the fix; every such finding is also shown as a warning. They do not change RV(healthy).
 author: kafkaops.mirror developers (@kafkaops)
-requirements:
-  - kafka-python >= 3.0.0 on the host that runs the module
 extends_documentation_fragment:
   - kafkaops.mirror.attributes
   - kafkaops.mirror.attributes.info_module

@@ -27,8 +27,6 @@ description:
   - RV(alignment) is what the role kafkaops.mirror.kafka_topics applies with C(kafka_topics_align_to_source) to make the
     target match (through kafkaops.mirror.kafka_topic, with check mode and diff).
 author: kafkaops.mirror developers (@kafkaops)
-requirements:
-  - kafka-python >= 3.0.0 on the host that runs the module
 extends_documentation_fragment:
   - kafkaops.mirror.attributes
   - kafkaops.mirror.attributes.info_module

@@ -14,8 +14,6 @@ description:
     begin/end offsets, and the non-default (or all) configs.
   - Topics are selected with regular expressions that must match the whole name.
 author: kafkaops.mirror developers (@kafkaops)
-requirements:
-  - kafka-python >= 3.0.0 on the host that runs the module
 extends_documentation_fragment:
   - kafkaops.mirror.attributes
   - kafkaops.mirror.attributes.info_module
