@@ -1,12 +1,14 @@
 # -*- coding: utf-8 -*-
 # Copyright: kafkaops.mirror contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-# Options of plugins/module_utils/_kafka/client.py kafka_connection_argument_spec(); must be kept in sync with it.
+# Options of plugins/module_utils/_kafka/connection_options.py kafka_connection_argument_spec(); must be kept in sync with it.
 from __future__ import annotations
 
 
 class ModuleDocFragment:
     DOCUMENTATION = r"""
+requirements:
+  - kafka-python >= 3.0.0 on the host that runs the module, to reach Kafka
 options:
   bootstrap_servers:
     description:

@@ -127,6 +127,7 @@ note:
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.kafkaops.mirror.plugins.module_utils._ambari.client import AmbariError, ambari_connection_argument_spec
 from ansible_collections.kafkaops.mirror.plugins.module_utils._ambari.config import ConfigInputError, ensure_config
+from ansible_collections.kafkaops.mirror.plugins.module_utils._ambari.diff_mode import exit_with_diff
 from ansible_collections.kafkaops.mirror.plugins.module_utils._ambari.text_block import DEFAULT_MARKER
 
 
@@ -155,10 +156,7 @@ def main():
         result = ensure_config(module.params, module.check_mode)
     except (ConfigInputError, AmbariError) as exc:
         module.fail_json(msg=str(exc), changed=False)
-    diff = result.pop("diff")
-    if module._diff:
-        result["diff"] = diff
-    module.exit_json(**result)
+    exit_with_diff(module, result)
 
 
 if __name__ == "__main__":

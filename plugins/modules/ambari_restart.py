@@ -110,7 +110,7 @@ restarted:
   returned: always
   type: list
   elements: dict
-  contains:
+  contains: &host_component
     service:
       description: Service name.
       type: str
@@ -129,15 +129,8 @@ in_maintenance:
   type: list
   elements: dict
   contains:
-    service:
-      description: Service name.
-      type: str
-    component:
-      description: Component name.
-      type: str
-    host:
-      description: Host FQDN.
-      type: str
+    # The entries of restarted, and why the component was left alone.
+    <<: *host_component
     maintenance_state:
       description: Ambari's effective maintenance state (V(ON), V(IMPLIED_FROM_HOST), ...).
       type: str
@@ -174,6 +167,7 @@ requests:
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 from ansible_collections.kafkaops.mirror.plugins.module_utils._ambari.broker_rejoin import RejoinWaiter
 from ansible_collections.kafkaops.mirror.plugins.module_utils._ambari.client import AmbariError, ambari_connection_argument_spec
+from ansible_collections.kafkaops.mirror.plugins.module_utils._ambari.diff_mode import exit_with_diff
 from ansible_collections.kafkaops.mirror.plugins.module_utils._ambari.restart import RestartFailed, restart_components
 from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.client import (
     HAS_KAFKA,
@@ -236,10 +230,7 @@ def main():
     for entry in result["in_maintenance"]:
         module.warn(f"{entry['component']} on {entry['host']} needs a restart but is in maintenance mode ({entry['maintenance_state']}); "
                     "it was left alone - restart it once it is out of maintenance, or name its host in hosts")
-    diff = result.pop("diff")
-    if module._diff:
-        result["diff"] = diff
-    module.exit_json(**result)
+    exit_with_diff(module, result)
 
 
 if __name__ == "__main__":

@@ -14,8 +14,6 @@ description:
     the end offset and the lag.
   - Groups and topics are selected with regular expressions that must match the whole name.
 author: kafkaops.mirror developers (@kafkaops)
-requirements:
-  - kafka-python >= 3.0.0 on the host that runs the module
 extends_documentation_fragment:
   - kafkaops.mirror.attributes
   - kafkaops.mirror.attributes.info_module
@@ -97,12 +95,7 @@ groups:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.client import (
-    KafkaConnection,
-    KafkaConnectionError,
-    KafkaError,
-    ensure_kafka_python,
-)
+from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.client import KafkaConnection, KafkaConnectionError, ensure_kafka_python
 from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.connection_options import kafka_connection_argument_spec
 from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.group_report import group_report
 from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.names import regex_problems
@@ -123,11 +116,8 @@ def main():
     if problems:
         module.fail_json(msg="; ".join(problems))
     try:
-        with KafkaConnection(params) as kafka:
-            try:
-                groups, warnings = group_report(kafka.admin(), params["groups"], params["exclude"], params["topics"], params["lag"])
-            except KafkaError as exc:
-                raise KafkaConnectionError(f"Reading consumer groups from {kafka.where} failed: {exc.__class__.__name__}: {exc}") from exc
+        with KafkaConnection(params) as kafka, kafka.reading("consumer groups"):
+            groups, warnings = group_report(kafka.admin(), params["groups"], params["exclude"], params["topics"], params["lag"])
     except KafkaConnectionError as exc:
         module.fail_json(msg=str(exc))
     for warning in warnings:

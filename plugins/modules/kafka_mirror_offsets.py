@@ -295,32 +295,21 @@ undecodable:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.client import (
-    KafkaConnectionError,
-    KafkaError,
-    ensure_kafka_python,
-)
-from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.connection_options import connection_option_errors, kafka_connection_argument_spec
+from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.client import KafkaConnectionError, KafkaError, ensure_kafka_python
+from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.connection_options import connection_option_errors
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.flow_arguments import flow_argument_spec
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.offsets import run_offsets
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.offsets_plan import OffsetsError, option_problems
-from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import OFFSET_SYNCS_LOCATIONS, POLICIES
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import OFFSET_SYNCS_LOCATIONS
 
 
 def main():
-    spec = kafka_connection_argument_spec()
+    spec = flow_argument_spec(require_source=False, require_target=False, filters=("groups",))
     spec.update(
-        source_alias=dict(type="str", required=True),
-        target_alias=dict(type="str"),
-        groups=dict(type="list", elements="str", default=[".*"]),
-        groups_exclude=dict(type="list", elements="str"),
-        source=dict(type="dict", options=kafka_connection_argument_spec()),
         offset_syncs=dict(type="bool", default=False),
         offset_syncs_topic_location=dict(type="str", choices=list(OFFSET_SYNCS_LOCATIONS), default="source", aliases=["offset_syncs_location"],
                                          deprecated_aliases=[dict(name="offset_syncs_location", version="2.0.0",
                                                                   collection_name="kafkaops.mirror")]),
-        mirrormaker_version=dict(type="str"),
-        replication_policy=dict(type="str", choices=list(POLICIES), default="default"),
-        replication_policy_separator=dict(type="str", default="."),
         apply=dict(type="bool", default=False),
         allow_rewind=dict(type="bool", default=False),
         verify=dict(type="bool", default=False),

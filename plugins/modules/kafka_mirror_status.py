@@ -26,8 +26,6 @@ description:
     deployment left after the target or a remote topic was deleted and created again, each with the internal topic, the
     partitions and offsets, and the fix; every such finding is also shown as a warning. They do not change RV(healthy).
 author: kafkaops.mirror developers (@kafkaops)
-requirements:
-  - kafka-python >= 3.0.0 on the host that runs the module
 extends_documentation_fragment:
   - kafkaops.mirror.attributes
   - kafkaops.mirror.attributes.info_module
@@ -267,31 +265,17 @@ progress:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.client import (
-    KafkaConnection,
-    KafkaConnectionError,
-    ensure_kafka_python,
-)
-from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.connection_options import kafka_connection_argument_spec
+from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.client import KafkaConnection, KafkaConnectionError, ensure_kafka_python
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.flow_arguments import flow_argument_spec
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.status import MirrorStatusError, run_status
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.findings import finding_text
-from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import OFFSET_SYNCS_LOCATIONS, POLICIES
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import OFFSET_SYNCS_LOCATIONS
 
 
 def argument_spec():
-    spec = kafka_connection_argument_spec()
+    spec = flow_argument_spec(require_source=True, require_target=True, filters=("topics", "groups"))
     spec.update(
-        source=dict(type="dict", required=True, options=kafka_connection_argument_spec()),
-        source_alias=dict(type="str", required=True),
-        target_alias=dict(type="str", required=True),
-        replication_policy=dict(type="str", default="default", choices=list(POLICIES)),
-        replication_policy_separator=dict(type="str", default="."),
         offset_syncs_topic_location=dict(type="str", default="source", choices=list(OFFSET_SYNCS_LOCATIONS)),
-        mirrormaker_version=dict(type="str"),
-        topics=dict(type="list", elements="str", default=[".*"]),
-        topics_exclude=dict(type="list", elements="str"),
-        groups=dict(type="list", elements="str", default=[".*"]),
-        groups_exclude=dict(type="list", elements="str"),
         wait=dict(type="bool", default=False),
         wait_for=dict(type="list", elements="str", default=["heartbeats", "offset_syncs", "lag"], choices=["heartbeats", "offset_syncs", "lag"]),
         max_lag=dict(type="int", default=0),

@@ -27,8 +27,6 @@ description:
   - RV(alignment) is what the role kafkaops.mirror.kafka_topics applies with C(kafka_topics_align_to_source) to make the
     target match (through kafkaops.mirror.kafka_topic, with check mode and diff).
 author: kafkaops.mirror developers (@kafkaops)
-requirements:
-  - kafka-python >= 3.0.0 on the host that runs the module
 extends_documentation_fragment:
   - kafkaops.mirror.attributes
   - kafkaops.mirror.attributes.info_module
@@ -180,30 +178,15 @@ alignment:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.client import (
-    KafkaConnection,
-    KafkaConnectionError,
-    ensure_kafka_python,
-)
-from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.connection_options import kafka_connection_argument_spec
+from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.client import KafkaConnection, KafkaConnectionError, ensure_kafka_python
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.flow_arguments import flow_argument_spec
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.topic_drift import alignment_entries, drift_report
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.findings import ERROR, finding_text
-from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import POLICIES
 
 
 def main():
-    spec = kafka_connection_argument_spec()
-    spec.update(
-        source=dict(type="dict", required=True, options=kafka_connection_argument_spec()),
-        source_alias=dict(type="str", required=True),
-        target_alias=dict(type="str"),
-        replication_policy=dict(type="str", default="default", choices=list(POLICIES)),
-        replication_policy_separator=dict(type="str", default="."),
-        mirrormaker_version=dict(type="str"),
-        topics=dict(type="list", elements="str", default=[".*"]),
-        topics_exclude=dict(type="list", elements="str"),
-        fail_on_error=dict(type="bool", default=True),
-    )
+    spec = flow_argument_spec(require_source=True, require_target=False, filters=("topics",))
+    spec.update(fail_on_error=dict(type="bool", default=True))
     module = AnsibleModule(argument_spec=spec, supports_check_mode=True)
     ensure_kafka_python(module)
     try:

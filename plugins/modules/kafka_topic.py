@@ -19,8 +19,6 @@ description:
     topics, to pre-create them before MirrorMaker 2 instead of relying on auto-create.
   - Needs Kafka 2.4 or later (IncrementalAlterConfigs, CreateTopics with broker defaults).
 author: kafkaops.mirror developers (@kafkaops)
-requirements:
-  - kafka-python >= 3.0.0 on the host that runs the module
 extends_documentation_fragment:
   - kafkaops.mirror.attributes
   - kafkaops.mirror.kafka_connection

@@ -14,8 +14,6 @@ description:
     begin/end offsets, and the non-default (or all) configs.
   - Topics are selected with regular expressions that must match the whole name.
 author: kafkaops.mirror developers (@kafkaops)
-requirements:
-  - kafka-python >= 3.0.0 on the host that runs the module
 extends_documentation_fragment:
   - kafkaops.mirror.attributes
   - kafkaops.mirror.attributes.info_module
@@ -119,12 +117,7 @@ controller_id:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.client import (
-    KafkaConnection,
-    KafkaConnectionError,
-    KafkaError,
-    ensure_kafka_python,
-)
+from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.client import KafkaConnection, KafkaConnectionError, ensure_kafka_python
 from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.connection_options import kafka_connection_argument_spec
 from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.names import regex_problems
 from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.topic_report import CONFIG_MODES, topic_report
@@ -146,11 +139,9 @@ def main():
         module.fail_json(msg="; ".join(problems))
     try:
         with KafkaConnection(module.params) as kafka:
-            try:
+            with kafka.reading("topics"):
                 topics, warnings = topic_report(kafka.admin(), module.params["topics"], module.params["exclude"], module.params["include_internal"],
                                                 module.params["configs"], module.params["offsets"])
-            except KafkaError as exc:
-                raise KafkaConnectionError(f"Reading topics from {kafka.where} failed: {exc.__class__.__name__}: {exc}") from exc
             cluster = kafka.cluster()
     except KafkaConnectionError as exc:
         module.fail_json(msg=str(exc))

@@ -47,16 +47,10 @@ class Faults:
             if "watch_broker" in body:
                 self.watch_broker = watch
             if "processed_status" in body:
-                status = int(body["processed_status"])
-                if not 500 <= status <= 599:
-                    raise FaultError(f"processed_status must be 500..599 (a gateway failure after Ambari answered), got {status}")
-                self.processed_status = status
+                self.processed_status = _error_status(body, "processed_status", 500, " (a gateway failure after Ambari answered)")
                 self.processed_count = int(body.get("processed_count", 1))
             if "http_status" in body:
-                status = int(body["http_status"])
-                if not 400 <= status <= 599:
-                    raise FaultError(f"http_status must be 400..599, got {status}")
-                self.http_status = status
+                self.http_status = _error_status(body, "http_status", 400)
                 self.http_count = int(body.get("count", 1))
             if body.get("fail_next_request"):
                 self.fail_next_request = True
@@ -107,3 +101,11 @@ class Faults:
                 "early_completion": self.early_completion,
                 "watch_broker": self.watch_broker,
             }
+
+
+def _error_status(body: dict, key: str, lowest: int, meaning: str = "") -> int:
+    """body[key] as the HTTP error status to answer with, which must be lowest..599."""
+    status = int(body[key])
+    if not lowest <= status <= 599:
+        raise FaultError(f"{key} must be {lowest}..599{meaning}, got {status}")
+    return status

@@ -8,6 +8,7 @@
 - hosts: the cluster's hosts as Ambari knows them.
 - restart and broker_rejoin: rolling restarts of a service's host components, and whether the restarted Kafka brokers are
   back in the cluster (read from Kafka's metadata).
+- diff_mode: how the modules that change Ambari report the change.
 
 May import: the standard library, ansible.module_utils, _mm2 and _kafka. Never _mirror or plugin_utils
 (tests/unit/collection/test_module_utils_layering.py).

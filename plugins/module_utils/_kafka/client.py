@@ -8,6 +8,7 @@ Usage (doc fragment kafkaops.mirror.kafka_connection documents the options, kafk
     try:
         with KafkaConnection(module.params) as kafka:   # closes every client it built
             admin = kafka.admin(); brokers = kafka.cluster()["brokers"]; consumer = kafka.consumer(group_id="g")
+            with kafka.reading("topics"): ...   # a KafkaError in here becomes a KafkaConnectionError naming what and where
     except KafkaConnectionError as exc: module.fail_json(msg=str(exc))   # names servers, protocol, unusable advertised addresses, fixes
 """
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import importlib.util
 import socket
 import traceback
+from contextlib import contextmanager
 
 from ansible.module_utils.basic import missing_required_lib
 from ansible.module_utils.compat.version import LooseVersion
@@ -140,6 +142,14 @@ class KafkaConnection:
 
     def __exit__(self, *exc_info):
         self.close()
+
+    @contextmanager
+    def reading(self, what):
+        """Reports a Kafka request that fails while reading `what` ("topics") as a KafkaConnectionError naming this cluster."""
+        try:
+            yield
+        except KafkaError as exc:
+            raise KafkaConnectionError(f"Reading {what} from {self.where} failed: {exc.__class__.__name__}: {exc}") from exc
 
     def admin(self, check_brokers=True):
         """The admin client, after checking that every advertised broker address is usable from here.

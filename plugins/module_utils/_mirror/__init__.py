@@ -10,6 +10,7 @@ collections).
   topics and the groups, translate offsets release by release, plan and preview the failover).
 - topic_drift: kafka_mirror_topic_drift_info.
 - preflight: kafka_cluster_info (facts about one cluster and the preflight findings).
+- flow_arguments: the options kafka_mirror_status, kafka_mirror_offsets and kafka_mirror_topic_drift_info share.
 
 May import: the standard library, kafka-python, ansible.module_utils, _mm2, _kafka and _ambari. Never plugin_utils
 (tests/unit/collection/test_module_utils_layering.py).
