@@ -20,6 +20,7 @@ from tests.support.checkout import REPO
 pytestmark = pytest.mark.integration
 
 MIRROR = REPO / "playbooks" / "mirror.yml"
+START_FAILED_TASK = "kafkaops.mirror.mirrormaker2 : Fail with MirrorMaker's log and the likely cause"
 SUBNET = 7  # a throwaway sandbox of its own: these tests break and reconfigure it
 ROLE_DEFAULTS = yaml.safe_load((REPO / "roles" / "mirrormaker2" / "defaults" / "main.yml").read_text())
 
@@ -108,3 +109,7 @@ def test_mirrormaker_that_cannot_start_shows_its_log(lab):
     assert play.failed
     failure = failed_task(play)
     assert "Could not find or load main class" in json.dumps(failure["result"]), (failure["task"], failure["result"])
+    # The play fails where MirrorMaker is started, with its log's tail and the likely cause and fix, not at a later wait.
+    assert failure["task"] == START_FAILED_TASK, failure["task"]
+    assert "Likely cause: the Kafka installation lacks MirrorMaker's classes" in failure["result"]["msg"], failure["result"]["msg"]
+    assert "What to do: point mirrormaker2_kafka_home at a complete Kafka installation" in failure["result"]["msg"], failure["result"]["msg"]
