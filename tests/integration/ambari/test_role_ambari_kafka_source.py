@@ -9,6 +9,7 @@ import subprocess
 
 import pytest
 
+from tests.support.ambari_emulator import cluster_hosts
 from tests.support.ansible_play import run_tasks
 
 pytestmark = pytest.mark.integration
@@ -97,3 +98,39 @@ def test_listener_name_without_protocol_fails_before_any_change(make_emulator):
     play = apply_source_role(emu, ambari_kafka_listeners="INTERNAL://0.0.0.0:9092")
     assert play.failed and "listener name INTERNAL" in play.stdout and "listener.security.protocol.map" in play.stdout
     assert len(emu.config_versions()) == 1 and emu.requests() == []
+
+
+def mirror_yml_source_play(emu, **asked):
+    """The role as playbooks/mirror.yml's source play passes it when nothing is asked: kafka-env left as it is, and stale
+    brokers restarted only when the user set mirror_source_ip_advertising."""
+    variables = {
+        "ambari_url": emu.url, "ambari_cluster_name": emu.config["cluster_name"], "ambari_username": "admin",
+        "ambari_password": emu.config["password"], "ambari_kafka_poll_interval": 0.2, "ambari_kafka_restart_timeout": 60,
+        "ambari_kafka_ip_advertising": None, "ambari_kafka_restart_stale": False, **asked,
+    }
+    return run_tasks([{"name": "apply ambari_kafka", "ansible.builtin.include_role": {"name": "kafkaops.mirror.ambari_kafka"}, "vars": variables}],
+                     diff=True)
+
+
+def test_an_unasked_run_leaves_stale_brokers_and_an_existing_snippet_alone(make_emulator):
+    """A source with the MirrorMaker 1 runbook's snippet and a change someone left unrestarted: a default mirror.yml run
+    changes no config, restarts nothing, and says which brokers are stale; asked, it restarts them."""
+    hosts = cluster_hosts()
+    stale = [hosts[1]["host_name"], hosts[2]["host_name"]]
+    emu = make_emulator("runbook-source", hosts=hosts, stale_at_start=[[h, "KAFKA_BROKER"] for h in stale])
+    assert not apply_source_role(emu, ambari_kafka_restart=False).failed  # the runbook's snippet, not applied yet
+    versions, content = len(emu.config_versions()), emu.properties("kafka-env")["content"]
+    assert BEGIN in content
+
+    play = mirror_yml_source_play(emu)
+    assert not play.failed, play.stdout[-3000:]
+    assert play.changed_count == 0 and emu.restarts() == []
+    assert len(emu.config_versions()) == versions and emu.properties("kafka-env")["content"] == content
+    warning = play.task("kafkaops.mirror.ambari_kafka : Say which Kafka brokers are stale and left running, and why")["msg"]
+    assert all(host["host_name"] in warning for host in hosts if "KAFKA_BROKER" in host["components"]), warning
+    assert "they are not restarted" in warning and "ambari_kafka_restart_stale" in warning
+    assert len(emu.stale()) == 3
+
+    asked = mirror_yml_source_play(emu, ambari_kafka_ip_advertising=True, ambari_kafka_restart_stale=True)
+    assert not asked.failed, asked.stdout[-3000:]
+    assert len(emu.config_versions()) == versions and emu.stale() == [] and len(emu.restarts()) == 3
