@@ -6,6 +6,8 @@ Run with a sandbox node's python (names resolve there as on that node):
     python read_back.py BOOTSTRAP topics            -> {"topics": {name: {"partitions", "replication_factor"}}}
     python read_back.py BOOTSTRAP configs NAME...   -> {"configs": {name: {key: value}}} (every key the broker reports)
     python read_back.py BOOTSTRAP produce TOPIC N   -> produces N records to partition 0, one request each
+    python read_back.py BOOTSTRAP send-once TOPIC   -> {"acknowledged": bool, "error"}: one record, 5 s for the topic's
+                                                       metadata (a topic that does not exist is created only by auto-create)
     python read_back.py BOOTSTRAP commit GROUP TOPIC PARTITION OFFSET
     python read_back.py BOOTSTRAP create NAME PARTITIONS REPLICATION_FACTOR
     python read_back.py BOOTSTRAP keys TOPIC        -> {"keys": {partition: [key, ...]}} (every record to the end, in order)
@@ -28,6 +30,15 @@ def main(bootstrap, command, *args):
             producer.send(args[0], key=b"k%d" % index, value=b"v%d" % index, partition=0).get(timeout=10)
         producer.close()
         return {"produced": int(args[1])}
+    if command == "send-once":
+        producer = KafkaProducer(bootstrap_servers=bootstrap, max_block_ms=5000, request_timeout_ms=10000)
+        try:
+            producer.send(args[0], key=b"once", value=b"once").get(timeout=30)
+            return {"acknowledged": True, "error": None}
+        except Exception as exc:  # no metadata for the topic in max_block_ms: it does not exist and was not created
+            return {"acknowledged": False, "error": repr(exc)[:300]}
+        finally:
+            producer.close(timeout=5)
     if command == "commit":
         group, topic, partition, offset = args[0], args[1], int(args[2]), int(args[3])
         consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False, request_timeout_ms=30000)

@@ -7,9 +7,10 @@ client's do on a cluster node); plain kafka-python, none of the collection's cod
 
 Sends keyed records (key-<n>, value-<n>) to TOPIC at RATE per second (default 50) with acks=all, one at a time, until it
 receives SIGTERM (a node's own mount namespace may not see a stop file the test writes); meanwhile samples every 100 ms
-which partitions of TOPIC are under-replicated (fewer in-sync replicas than replicas), with each sample's time. Prints one
-JSON line at the end: sent, acknowledged, failed sends (with their errors) and the samples [[epoch ms, [partitions
-under-replicated]], ...].
+which partitions of the whole cluster are under-replicated (fewer in-sync replicas than replicas: a rolling restart must
+wait for every partition, __consumer_offsets and MirrorMaker's topics included, not only the one written to), with each
+sample's time. Prints one JSON line at the end: sent, acknowledged, failed sends (with their errors) and the samples
+[[epoch ms, ["topic:partition" under-replicated, ...]], ...].
 """
 import json
 import signal
@@ -20,14 +21,14 @@ import time
 from kafka import KafkaAdminClient, KafkaProducer
 
 
-def watch(bootstrap, topic, stop, samples):
+def watch(bootstrap, stop, samples):
     admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=5000, client_id="steady-producer-watch")
     try:
         while not stop.is_set():
             try:
-                described = admin.describe_topics([topic])[0]
-                # kafka-python 3's DescribeTopics fields: partition_index, replica_nodes, isr_nodes.
-                under = sorted(p["partition_index"] for p in described["partitions"] if len(p["isr_nodes"]) < len(p["replica_nodes"]))
+                # Every topic, internal ones included. kafka-python 3's DescribeTopics fields: partition_index, replica_nodes, isr_nodes.
+                under = sorted("%s:%d" % (described["name"], p["partition_index"]) for described in admin.describe_topics()
+                               for p in described["partitions"] if len(p["isr_nodes"]) < len(p["replica_nodes"]))
                 samples.append([int(time.time() * 1000), under])
             except Exception as exc:  # a broker going away mid-request: record that nothing was known then
                 samples.append([int(time.time() * 1000), None, repr(exc)[:200]])
@@ -42,7 +43,7 @@ def main(bootstrap, topic, rate="50"):
     producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", retries=2147483647, max_in_flight_requests_per_connection=1,
                              request_timeout_ms=30000, delivery_timeout_ms=120000, linger_ms=0, client_id="steady-producer")
     stop, samples = threading.Event(), []
-    watcher = threading.Thread(target=watch, args=(bootstrap, topic, stop, samples), daemon=True)
+    watcher = threading.Thread(target=watch, args=(bootstrap, stop, samples), daemon=True)
     watcher.start()
     sent = acknowledged = 0
     failed = []

@@ -9,11 +9,17 @@ advertised as HDInsight's brokers do):
 - bootstrap servers as FQDN:port (the primary's wn0 and wn1, the secondary's wn0), as in the README;
 - the runbook's aliases, primary-kafka-cluster and secondary-kafka-cluster.
 
-Before the real run, the first preflight as the README's inventory meets it (it was its own test on tansu,
-test_quick_start_inventory.py, until CI's time ran out): hn0's hosts file holds its own cluster only, so the primary's FQDNs
-do not resolve there, and mirror.yml's first preflight runs before hosts_sync. Without the resolution through hosts_sync it
-stops on the primary's bootstrap name (the check can fail); with it, check mode passes, says in a NOTE at which address it
-reached the primary, and writes nothing; the real run's gate after hosts_sync then passes on the names.
+The README's three commands, in its order: preflight.yml (which prepares the MirrorMaker host, then only reads), mirror.yml
+--check --diff, mirror.yml. hn0's hosts file holds its own cluster only, so the primary's FQDNs do not resolve there before
+hosts_sync, which runs after mirror.yml's first preflight: both preflights reach each README bootstrap server at the address
+hosts_sync is about to write and say so in one exact NOTE each, and neither they nor the check run write anything; without
+that resolution (preflight_resolve_through_hosts_sync false) the first preflight stops on the name (the check can fail); the
+real run's gate after hosts_sync passes on the names.
+
+What the lab changes from the README's inventory (sandbox/inventory.py; docs/development.md, "How close the lab is to
+HDInsight 5.x"): each host's address, port and key; `ansible_python_interpreter` (the node's /usr/bin/python3, 3.11 here);
+MirrorMaker under hn0's supervisord instead of `mirrormaker2_service_manager: systemd` (no systemd here); pip from the lab's
+wheelhouse; the topics narrowed to qs-.*; and the validation stage left out.
 
 Read back with clients of its own: tests/support/read_back.py under a worker's python (the lab's FQDNs resolve only inside
 its nodes), MirrorMaker's program read from hn0's own supervisord inside the node, its JVM found in /proc and placed by its
@@ -39,6 +45,7 @@ from tests.support.checkout import REPO
 pytestmark = [pytest.mark.integration, pytest.mark.skipif(os.geteuid() != 0, reason="hn0 is an SSH host only as root (ssh node mode)")]
 
 PLAYBOOK = REPO / "playbooks" / "mirror.yml"
+PREFLIGHT = REPO / "playbooks" / "preflight.yml"
 READ_BACK = REPO / "tests" / "support" / "read_back.py"
 SUBNET = 46  # a lab of its own on the worker's net, third octets 46 and 47: no other test file uses them
 ALIASES = {"primary": "primary-kafka-cluster", "secondary": "secondary-kafka-cluster"}  # the runbook's, as in the README
@@ -120,7 +127,7 @@ def on_hn0(hn0: dict, command: str) -> subprocess.CompletedProcess:
     return subprocess.run(ssh_argv(hn0, command), capture_output=True, text=True, timeout=60, check=False)
 
 
-def test_the_readme_quick_start_mirrors_with_mirrormaker_on_hn0(lab, tmp_path, mirror_host_ready):
+def test_the_readme_quick_start_mirrors_with_mirrormaker_on_hn0(lab, tmp_path):
     state = lab
     hn0, wn0 = node(state, "secondary", "hn0"), node(state, "secondary", "wn0")
     assert state["mirrormaker_node"] == hn0["name"] and "ssh" in hn0, "hn0 is an SSH host and the MirrorMaker node"
@@ -140,23 +147,31 @@ def test_the_readme_quick_start_mirrors_with_mirrormaker_on_hn0(lab, tmp_path, m
     hosts_before = on_hn0(hn0, "cat /etc/hosts").stdout
     assert on_hn0(hn0, f"getent hosts {shlex.quote(primary['node'])}").returncode == 2, "hn0 knows the primary's names before hosts_sync"
 
-    # The first preflight before hosts_sync, in check mode: the virtualenv a first real run leaves lets check mode run the
-    # modules on hn0. Without the resolution through hosts_sync it stops on the primary's name, as it did before.
-    mirror_host_ready(state)
+    # The README's three commands, in order. 1: preflight.yml, which prepares the MirrorMaker host and then only reads.
+    ips = {n["name"]: n["ip"] for n in state["clusters"]["primary"]["nodes"]}
+    bootstrap = state["clusters"]["primary"]["brokers"][:README_BOOTSTRAP["primary"]]
+    notes = [f"NOTE  cluster {ALIASES['primary']}: bootstrap {broker['node']}:{broker['port']} does not resolve on {hn0['name']} before "
+             f"hosts_sync; probed at {ips[broker['node']]}:{broker['port']}, the entry hosts_sync is about to write" for broker in bootstrap]
+    preflight = run_playbook(PREFLIGHT, inventory=inventory, extra_vars=PLAN)
+    assert not preflight.failed, preflight.stdout[-5000:]
+    assert [line for line in summaries(preflight)[0] if line.startswith("NOTE ")] == notes, summaries(preflight)
+    assert on_hn0(hn0, "cat /etc/hosts").stdout == hosts_before, "preflight.yml wrote hn0's hosts file"
+
+    # Without the resolution through hosts_sync mirror.yml's first preflight stops on the primary's name, as it did before.
     unresolved = run_playbook(PLAYBOOK, inventory=inventory, extra_vars={**PLAN, "preflight_resolve_through_hosts_sync": False},
                               tags=BEFORE_HOSTS_SYNC_TAGS, check=True)
     assert unresolved.failed
     assert f"cluster {ALIASES['primary']}: no metadata from {primary['node']}" in unresolved.task(FAIL_TASK)["msg"]
-    check = run_playbook(PLAYBOOK, inventory=inventory, extra_vars=PLAN, tags=BEFORE_HOSTS_SYNC_TAGS, check=True, diff=True)
-    assert not check.failed, check.stdout[-5000:]
-    first = summaries(check)[0]
-    ips = {n["name"]: n["ip"] for n in state["clusters"]["primary"]["nodes"]}
-    bootstrap = state["clusters"]["primary"]["brokers"][:README_BOOTSTRAP["primary"]]
-    assert [line for line in first if line.startswith("NOTE ")] == [
-        f"NOTE  cluster {ALIASES['primary']}: bootstrap {broker['node']}:{broker['port']} does not resolve on {hn0['name']} before "
-        f"hosts_sync; probed at {ips[broker['node']]}:{broker['port']}, the entry hosts_sync is about to write" for broker in bootstrap], first
-    assert on_hn0(hn0, "cat /etc/hosts").stdout == hosts_before, "check mode wrote hn0's hosts file"
 
+    # 2: mirror.yml --check --diff, the whole playbook: it passes, says in NOTE lines where it reached the primary, and
+    # writes nothing.
+    check = run_playbook(PLAYBOOK, inventory=inventory, extra_vars=PLAN, check=True, diff=True)
+    assert not check.failed, check.stdout[-5000:]
+    assert [line for line in summaries(check)[0] if line.startswith("NOTE ")] == notes, summaries(check)[0]
+    assert on_hn0(hn0, "cat /etc/hosts").stdout == hosts_before, "check mode wrote hn0's hosts file"
+    assert f"{ALIASES['primary']}.{TOPIC}" not in client(state, "secondary", "topics")["topics"], "check mode created the remote topic"
+
+    # 3: mirror.yml (the validation stage aside: tests/integration/real_kafka runs it).
     started = time.monotonic()
     play = run_playbook(PLAYBOOK, inventory=inventory, extra_vars=PLAN, skip_tags="mirror_validation", diff=True, timeout=2400)
     print(f"mirror.yml on the quick start's inventory: {time.monotonic() - started:.0f} s")

@@ -6,10 +6,13 @@ HDInsight's replication factor 3 and min.insync.replicas 2; MirrorMaker 2 of 3.2
 
 1. mirror.yml end to end: the remote topics, their records and their replication factor read back independently, and the
    MirrorMaker that runs is Apache's (its Java process, found on this machine by its main class and properties file).
+   Its defaults restart no broker of either cluster (Ambari's restart log, the brokers' PIDs).
 2. failover.yml, preview then for real: the group's position on the target never skips a record it had not consumed.
-3. A rolling restart through Ambari (IP advertising turned on, as mirror.yml does when asked) under an acks=all producer:
-   no send fails, each broker restarts only when every partition is back in sync (sampled every 100 ms, not assumed),
-   and the real brokers advertise their IP addresses afterwards.
+3. A rolling restart through Ambari (IP advertising on the source, auto-create on the target, as mirror.yml does when
+   asked) under an acks=all producer: check mode first names the brokers it would restart and why, and restarts none;
+   the target refuses a send to a missing topic before and creates it after; no send fails, each source broker
+   restarts only when every partition of the cluster is back in sync (sampled every 100 ms, not assumed), and the real
+   brokers advertise their IP addresses afterwards.
 4. After the failover, the mirror resumed (mirrormaker2_resume_after_failover), then a target broker and a source broker
    killed with -9 while MirrorMaker copies and a producer writes: every acknowledged record arrives, and the validation
    job finds nothing missing. (MirrorMaker 2's producer is Connect's, acks=all unless overridden: Worker's producer
@@ -39,6 +42,7 @@ MIRROR, FAILOVER = REPO / "playbooks" / "mirror.yml", REPO / "playbooks" / "fail
 ORDERS, PARTITIONS, PER_PARTITION = "rk-orders", 3, 400
 GROUP, CONSUMED = "rk-app", {0: 150, 1: 0, 2: 399}
 STEADY = "rk-steady"
+AUTO_CREATED = "rk-auto-created"  # on the target only: the rk-.* flow mirrors primary -> secondary
 FLOW = {"source": "primary", "target": "secondary", "topics": ["rk-.*"], "groups": ["rk-.*"],
         "refresh_topics_interval_seconds": 10, "refresh_groups_interval_seconds": 5, "emit_checkpoints_interval_seconds": 5}
 PLAN = {"mirrormaker2_flows": [FLOW], "mirrormaker2_health_timeout": 240, "mirrormaker2_health_poll_interval": 2,
@@ -47,6 +51,7 @@ PLAN = {"mirrormaker2_flows": [FLOW], "mirrormaker2_health_timeout": 240, "mirro
         "mirror_topics": "rk-.*", "mirror_validation_topics": "rk-.*", "mirror_validation_catch_up_timeout": 180}
 VALIDATION_REPORT = "kafkaops.mirror.mirror_validation : Keep the report as a fact"
 APPLY_TASK = "kafkaops.mirror.failover : Translate the groups' offsets and commit them on the target"
+SAY_RESTART = "kafkaops.mirror.ambari_kafka : Say which Kafka brokers restart and why"
 
 
 def _without(brokers: list, broker_id: int) -> None:
@@ -77,9 +82,21 @@ def lab(sandbox_apache, mirror_host_ready):
     return lab
 
 
+def broker_pids(lab) -> dict:
+    return {(alias, k): lab.broker_pid(alias, k) for alias in ("primary", "secondary") for k in range(len(lab.state["clusters"][alias]["brokers"]))}
+
+
+def restart_ids(lab) -> dict:
+    return {alias: {entry["request_id"] for entry in lab.restarts(alias)} for alias in ("primary", "secondary")}
+
+
 def test_runbook_migration_on_real_kafka(lab):
+    pids, restarts = broker_pids(lab), restart_ids(lab)
     play = lab.play(MIRROR)
     assert not play.failed, play.stdout[-5000:]
+    # The defaults restart nothing (issue 27 item 5): no IP advertising, no auto-create on the target. Read back as Ambari's
+    # restart log (a fresh GET) and the brokers' PIDs.
+    assert restart_ids(lab) == restarts and broker_pids(lab) == pids, "mirror.yml's defaults restarted a broker"
     report = play.task(VALIDATION_REPORT)["ansible_facts"]["mirror_validation_report"]
     assert report["passed"], report
 
@@ -124,13 +141,32 @@ def test_failover_preview_then_apply_never_skips_a_record(lab):
 def test_rolling_restart_under_an_acks_all_producer(lab):
     lab.client("primary", "create", STEADY, 6, 3)
     before = {entry["request_id"] for entry in lab.restarts("primary")}
+    pids, restarted = broker_pids(lab), restart_ids(lab)
+    # The target's stock auto.create.topics.enable=false holds: a send to a topic that does not exist is refused.
+    assert not lab.client("secondary", "send-once", AUTO_CREATED)["acknowledged"]
+    assert AUTO_CREATED not in lab.client("secondary", "topics")["topics"]
+    # Check mode says what a real run would restart, and why, and restarts nothing.
+    asked = dict(mirror_source_ip_advertising=True, mirror_target_auto_create_topics=True)
+    preview = lab.play(MIRROR, check=True, tags="ambari_kafka", **asked)
+    assert not preview.failed, preview.stdout[-5000:]
+    said = {entry["host"]: entry["result"]["msg"] for entry in preview.tasks if entry["task"] == SAY_RESTART and "msg" in entry["result"]}
+    for alias, reason in (("primary", "the IP-advertising snippet in kafka-env changed in this run"),
+                          ("secondary", "kafka-broker auto.create.topics.enable changed in this run")):
+        message = [msg for msg in said.values() if all(b["node"] in msg for b in lab.state["clusters"][alias]["brokers"])]
+        assert len(message) == 1 and message[0].startswith("Would restart ") and reason in message[0], said
+        assert "(one at a time, each back in sync before the next)" in message[0], said
+    assert restart_ids(lab) == restarted and broker_pids(lab) == pids, "check mode restarted a broker"
     producer = lab.steady_producer("primary", STEADY)
     try:
         time.sleep(3)
-        play = lab.play(MIRROR, tags="ambari_kafka", mirror_source_ip_advertising=True, ambari_kafka_poll_interval=0.5)
+        play = lab.play(MIRROR, tags="ambari_kafka", ambari_kafka_poll_interval=0.5, **asked)
     finally:
         result = stop_producer(producer)
     assert not play.failed, play.stdout[-5000:]
+    # Auto-create through Ambari reached the real target brokers: the same send now creates the topic, with the stock
+    # default.replication.factor 3.
+    assert lab.client("secondary", "send-once", AUTO_CREATED)["acknowledged"]
+    assert lab.client("secondary", "topics")["topics"][AUTO_CREATED]["replication_factor"] == 3
     assert result["failed"] == [] and result["acknowledged"] == result["sent"] > 100, result["failed"][:5]
 
     restarts = sorted((e for e in lab.restarts("primary") if e["request_id"] not in before), key=lambda e: e["stopped_ms"])
