@@ -19,6 +19,13 @@ def secret_env_var(side, name):
     return "MIRROR_VALIDATION_%s_%s_PASSWORD" % (side.upper(), name.split("_")[0].upper())
 
 
+# The settings both clients take as they are, unset ones left out: (field, librdkafka's name). kafka-python's name is the
+# field's, as it is the Kafka modules' (which use kafka-python).
+_AS_THEY_ARE = (("sasl_mechanism", "sasl.mechanism"), ("sasl_plain_username", "sasl.username"), ("sasl_plain_password", "sasl.password"),
+                ("ssl_cafile", "ssl.ca.location"), ("ssl_certfile", "ssl.certificate.location"), ("ssl_keyfile", "ssl.key.location"),
+                ("ssl_password", "ssl.key.password"))
+
+
 @dataclass(frozen=True)
 class Connection:
     """Bootstrap servers plus the security settings of one cluster, named as the Kafka modules' connection options."""
@@ -53,26 +60,13 @@ class Connection:
     def confluent_config(self, consumer=True):
         """librdkafka settings; `consumer=False` leaves out the fetch settings an admin client rejects."""
         config = {"bootstrap.servers": self.bootstrap_servers, "security.protocol": self.security_protocol}
-        if self.sasl_mechanism:
-            config["sasl.mechanism"] = self.sasl_mechanism
-        if self.sasl_plain_username is not None:
-            config["sasl.username"] = self.sasl_plain_username
-        if self.sasl_plain_password is not None:
-            config["sasl.password"] = self.sasl_plain_password
+        config.update((key, getattr(self, name)) for name, key in _AS_THEY_ARE if getattr(self, name) is not None)
         if self.sasl_mechanism == "GSSAPI":
             config["sasl.kerberos.service.name"] = self.sasl_kerberos_service_name
             if self.sasl_kerberos_principal:
                 config["sasl.kerberos.principal"] = self.sasl_kerberos_principal
             if self.sasl_kerberos_keytab:
                 config["sasl.kerberos.keytab"] = self.sasl_kerberos_keytab
-        if self.ssl_cafile:
-            config["ssl.ca.location"] = self.ssl_cafile
-        if self.ssl_certfile:
-            config["ssl.certificate.location"] = self.ssl_certfile
-        if self.ssl_keyfile:
-            config["ssl.key.location"] = self.ssl_keyfile
-        if self.ssl_password is not None:
-            config["ssl.key.password"] = self.ssl_password
         if self.security_protocol.endswith("SSL") and not self.ssl_check_hostname:
             config["ssl.endpoint.identification.algorithm"] = "none"
         if self.receive_max_bytes:
@@ -85,22 +79,9 @@ class Connection:
     def kafka_python_config(self, consumer=True):
         """kafka-python settings; `consumer=False` leaves out what KafkaAdminClient does not accept."""
         config = {"bootstrap_servers": self.bootstrap_servers.split(","), "security_protocol": self.security_protocol}
-        if self.sasl_mechanism:
-            config["sasl_mechanism"] = self.sasl_mechanism
-        if self.sasl_plain_username is not None:
-            config["sasl_plain_username"] = self.sasl_plain_username
-        if self.sasl_plain_password is not None:
-            config["sasl_plain_password"] = self.sasl_plain_password
+        config.update((name, getattr(self, name)) for name, _key in _AS_THEY_ARE if getattr(self, name) is not None)
         if self.sasl_mechanism == "GSSAPI":
             config["sasl_kerberos_service_name"] = self.sasl_kerberos_service_name
-        if self.ssl_cafile:
-            config["ssl_cafile"] = self.ssl_cafile
-        if self.ssl_certfile:
-            config["ssl_certfile"] = self.ssl_certfile
-        if self.ssl_keyfile:
-            config["ssl_keyfile"] = self.ssl_keyfile
-        if self.ssl_password is not None:
-            config["ssl_password"] = self.ssl_password
         if self.security_protocol.endswith("SSL"):
             config["ssl_check_hostname"] = self.ssl_check_hostname
         if self.receive_max_bytes:
