@@ -1,8 +1,8 @@
 # Copyright: kafkaops.mirror contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Every connection field of the inventory, SASL and Kerberos included, reaches every Kafka module call of every role and
-the Spark job (its arguments, passwords only in a 0600 file), and no secret reaches Ansible's output at -vvv or the recorded
-task results.
+the Spark job (its configuration, a 0600 file: passwords only there), and no secret reaches Ansible's output at -vvv or
+the recorded task results.
 
 No broker here speaks SASL or Kerberos: the roles run against a copy of the collection whose Kafka modules record their
 arguments (tests/support/recorder_collection.py) and a spark-submit that records its command line and environment.
@@ -182,7 +182,7 @@ def test_the_topic_drift_reads_each_cluster_with_its_whole_connection(lab, tmp_p
     assert arrived(call["args"]["source"], PRIMARY_CONNECTION) == {}
 
 
-def test_the_validation_job_gets_every_field_and_passwords_only_through_its_environment(lab, tmp_path):
+def test_the_validation_job_gets_every_field_and_passwords_only_through_its_configuration_file(lab, tmp_path):
     # The topic drift read before the job is the test above; the recorder would stop the role there.
     _calls, play = run_role(lab, "mirror_validation", "mirror_validation", mirror_validation_spark_submit=str(lab["spark_submit"]),
                             mirror_validation_work_dir=str(tmp_path / "work"), mirror_validation_report_dir=str(tmp_path / "reports"),
@@ -190,31 +190,23 @@ def test_the_validation_job_gets_every_field_and_passwords_only_through_its_envi
     assert lab["spark_record"].exists(), play.stdout[-3000:]
     job = json.loads(lab["spark_record"].read_text())
     argv = job["argv"]
-
-    def flag(side, name):
-        return argv[argv.index("--%s-%s" % (side, name)) + 1]
-
-    assert flag("source", "bootstrap") == "127.9.250.1:9093,127.9.250.2:9093"
-    assert flag("source", "security-protocol") == "SASL_SSL"
-    assert flag("source", "sasl-mechanism") == "GSSAPI"
-    assert flag("source", "sasl-kerberos-service-name") == "kafka-svc"
-    assert flag("source", "sasl-kerberos-principal") == PRIMARY["kafka_sasl_kerberos_principal"]
-    assert flag("source", "sasl-kerberos-keytab") == PRIMARY["kafka_sasl_kerberos_keytab"]
-    assert flag("source", "ssl-cafile") == PRIMARY["kafka_ssl_cafile"]
-    assert flag("source", "ssl-certfile") == PRIMARY["kafka_ssl_certfile"]
-    assert flag("source", "ssl-keyfile") == PRIMARY["kafka_ssl_keyfile"]
-    assert "--source-no-ssl-check-hostname" in argv and "--target-no-ssl-check-hostname" not in argv
-    assert flag("target", "bootstrap") == "127.9.251.1:9093"
-    assert flag("target", "sasl-mechanism") == "SCRAM-SHA-512"
-    assert flag("target", "sasl-username") == "mirror"
-    assert flag("target", "ssl-cafile") == SECONDARY["kafka_ssl_cafile"]
-    assert flag("source", "alias") == ALIASES["primary"] and flag("target", "alias") == ALIASES["secondary"]
+    config_file = Path(argv[argv.index("--config") + 1])
+    config = json.loads(config_file.read_text())
+    source, target = config["source"], config["target"]
+    # The connections as the Kafka modules take them (kafkaops.mirror.kafka_connection), which the job reads too.
+    assert source["bootstrap_servers"] == ["127.9.250.1:9093", "127.9.250.2:9093"]
+    assert (source["security_protocol"], source["sasl_mechanism"], source["sasl_kerberos_service_name"]) == ("SASL_SSL", "GSSAPI", "kafka-svc")
+    for name in ("sasl_kerberos_principal", "sasl_kerberos_keytab", "ssl_cafile", "ssl_certfile", "ssl_keyfile"):
+        assert source[name] == PRIMARY["kafka_" + name], name
+    assert source["ssl_check_hostname"] is False and target.get("ssl_check_hostname", True) is True
+    assert target["bootstrap_servers"] == ["127.9.251.1:9093"]
+    assert (target["sasl_mechanism"], target["sasl_plain_username"]) == ("SCRAM-SHA-512", "mirror")
+    assert target["ssl_cafile"] == SECONDARY["kafka_ssl_cafile"]
+    assert (config["source_alias"], config["target_alias"]) == (ALIASES["primary"], ALIASES["secondary"])
     assert not any(secret in " ".join(argv) for secret in SECRETS), "a password is on the job's command line"
     assert not any(secret in json.dumps(job["environ"]) for secret in SECRETS), "a password is in the job's environment"
-    passwords = Path(flag("passwords", "file"))
-    assert stat.S_IMODE(passwords.stat().st_mode) == 0o600
-    assert json.loads(passwords.read_text()) == {"MIRROR_VALIDATION_TARGET_SASL_PASSWORD": SASL_PASSWORD,
-                                                 "MIRROR_VALIDATION_SOURCE_SSL_PASSWORD": KEY_PASSWORD}
+    assert stat.S_IMODE(config_file.stat().st_mode) == 0o600
+    assert (target["sasl_plain_password"], source["ssl_password"]) == (SASL_PASSWORD, KEY_PASSWORD)
     for path in (tmp_path / "work").rglob("*"):
-        if path.is_file() and path != passwords:
+        if path.is_file() and path != config_file:
             assert not any(secret in path.read_text(errors="replace") for secret in SECRETS), f"{path} holds a secret"

@@ -144,6 +144,6 @@ def test_check_mode_changes_nothing(sandbox, mirrors, tmp_path):
     play = run_role(sandbox, tmp_path, check=True, mirror_validation_topics=scenario_regex(mirrors, "clean"))
     assert not play.failed, play.stdout[-3000:]
     assert play.task(ROLE + "Create the job and report directories")["changed"]
-    assert not play.task(SHIP)["changed"] and not play.task(ROLE + "Remove the package directory of earlier versions")["changed"]
+    assert not play.task(SHIP)["changed"] and not play.task(ROLE + "Remove what earlier versions left in the job directory")["changed"]
     assert sorted(path.name for path in (tmp_path / "host-work").rglob("*")) == ["job", "mirror_validation.zip", "validate_mirror.py"]
     assert not (tmp_path / "controller-reports").exists()

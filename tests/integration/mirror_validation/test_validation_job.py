@@ -129,4 +129,4 @@ def test_bad_arguments_fail_before_touching_kafka(mirrors, run_job, capsys):
 
     assert main(["--source-bootstrap", "x", "--target-bootstrap", "y", "--topics", ".*", "--source-alias", "primary",
                  "--max-duplicate-ratio", "-1"]) == 2
-    assert "--max-duplicate-ratio must be >= 0" in capsys.readouterr().err
+    assert "max_duplicate_ratio must be >= 0" in capsys.readouterr().err

@@ -11,7 +11,8 @@ by first copies only (checkpoint_verdict) that looks like skipping records; the 
 from __future__ import annotations
 
 from mirror_validation import job, mm2_checks
-from mirror_validation.job import JobOptions, _Run
+from mirror_validation.job import _Run
+from mirror_validation.options import JobOptions
 from mirror_validation.kafka_reader import RawRecord
 from mirror_validation.topic_pairs import TopicPair
 

@@ -1,12 +1,13 @@
 # Copyright: kafkaops.mirror contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The job's connection arguments: every field reaches confluent-kafka and kafka-python; passwords come from the
-environment or the --passwords-file, never from the command line."""
+environment or the --config file, never from the command line."""
 import json
 
 import pytest
 
-from mirror_validation.cli import build_parser, options_from_arguments, passwords
+from mirror_validation.cli import build_parser, given_options
+from mirror_validation.options import job_options
 
 ARGV = ["--source-bootstrap", "a:9093,b:9093", "--source-security-protocol", "SASL_SSL", "--source-sasl-mechanism", "GSSAPI",
         "--source-sasl-kerberos-service-name", "kafka-svc", "--source-sasl-kerberos-principal", "mirror@EXAMPLE.COM",
@@ -16,8 +17,8 @@ ARGV = ["--source-bootstrap", "a:9093,b:9093", "--source-security-protocol", "SA
         "--target-sasl-username", "mirror", "--topics", ".*", "--source-alias", "primary-kafka-cluster"]
 
 
-def options(environ):
-    return options_from_arguments(build_parser().parse_args(ARGV), environ)
+def options(environ, *extra):
+    return job_options(given_options(build_parser().parse_args(ARGV + list(extra))), environ)
 
 
 def test_every_field_reaches_both_clients():
@@ -40,7 +41,7 @@ def test_every_field_reaches_both_clients():
     (10 * 1024 * 1024, 10 * 1024 * 1024 - 512, 10 * 1024 * 1024),  # librdkafka wants the cap 512 bytes above the fetch size
 ])
 def test_the_receive_cap_never_raises_the_fetch_size(cap, librdkafka_fetch, kafka_python_fetch):
-    parsed = options_from_arguments(build_parser().parse_args(ARGV + ["--receive-max-bytes", str(cap)]), {})
+    parsed = options({}, "--receive-max-bytes", str(cap))
     confluent = parsed.source.confluent_config()
     assert (confluent["receive.message.max.bytes"], confluent["fetch.max.bytes"]) == (cap, librdkafka_fetch)
     kafka_python = parsed.source.kafka_python_config()
@@ -48,15 +49,22 @@ def test_the_receive_cap_never_raises_the_fetch_size(cap, librdkafka_fetch, kafk
     assert "fetch.max.bytes" not in parsed.source.confluent_config(consumer=False)
 
 
-def test_the_passwords_file_wins_over_the_environment(tmp_path, monkeypatch):
-    path = tmp_path / "passwords.json"
-    path.write_text(json.dumps({"MIRROR_VALIDATION_TARGET_SASL_PASSWORD": "from-file"}))
+def test_the_config_file_passwords_win_over_the_environment_and_its_flags_lose_to_the_command_line(tmp_path, monkeypatch):
+    path = tmp_path / "job.json"
+    path.write_text(json.dumps({"target": {"bootstrap_servers": ["from-file:9092"], "sasl_plain_password": "from-file"},
+                                "catch_up_timeout": "60", "source_alias": "from-file"}))
     monkeypatch.setenv("MIRROR_VALIDATION_TARGET_SASL_PASSWORD", "from-env")
     monkeypatch.setenv("MIRROR_VALIDATION_SOURCE_SSL_PASSWORD", "key-from-env")
-    parsed = options(passwords(str(path)))
-    assert parsed.target.sasl_password == "from-file" and parsed.source.ssl_password == "key-from-env"
+    parsed = job_options(given_options(build_parser().parse_args(["--config", str(path)] + ARGV)))
+    assert parsed.target.sasl_plain_password == "from-file" and parsed.source.ssl_password == "key-from-env"
+    assert (parsed.target.bootstrap_servers, parsed.source_alias, parsed.catch_up_timeout) == ("c:9093", "primary-kafka-cluster", 60.0)
 
 
-def test_an_unreadable_passwords_file_is_a_bad_argument(tmp_path):
-    with pytest.raises(ValueError, match="--passwords-file .* cannot be read as a JSON object"):
-        passwords(str(tmp_path / "absent.json"))
+def test_passwords_have_no_flag():
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(ARGV + ["--target-sasl-plain-password", "secret"])
+
+
+def test_an_unreadable_config_file_is_a_bad_argument(tmp_path):
+    with pytest.raises(ValueError, match="--config .* cannot be read as JSON"):
+        given_options(build_parser().parse_args(["--config", str(tmp_path / "absent.json")]))

@@ -20,7 +20,8 @@ import pytest
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.versions import KafkaVersion
 
 from mirror_validation import cli
-from mirror_validation.job import JobOptions, _Run
+from mirror_validation.job import _Run
+from mirror_validation.options import JobOptions, job_options
 from mirror_validation.kafka_reader import RawRecord
 from mirror_validation.naming import parse_release
 from mirror_validation.topic_pairs import pair_topics
@@ -30,27 +31,27 @@ ARGV = ["--source-bootstrap", "a:9092", "--target-bootstrap", "b:9092", "--topic
 
 
 def options(*extra):
-    return cli.options_from_arguments(cli.build_parser().parse_args(ARGV + list(extra)), {})
+    return job_options(cli.given_options(cli.build_parser().parse_args(ARGV + list(extra))), {})
 
 
 @pytest.mark.parametrize("extra, syncs, checkpoints", [
     # MirrorConnectorConfig.offsetSyncsTopic and MirrorClientConfig.CHECKPOINTS_TOPIC_SUFFIX of 2.4.1: always dots.
-    (["--mirrormaker-version", "2.4.1", "--separator", "_"], "mm2-offset-syncs.secondary.internal", "primary.checkpoints.internal"),
+    (["--mirrormaker-version", "2.4.1", "--replication-policy-separator", "_"], "mm2-offset-syncs.secondary.internal", "primary.checkpoints.internal"),
     # 3.0.0 still has the dots (KIP-690 is 3.1.0); offset-syncs.topic.location=target (KIP-716) names it after the source.
-    (["--mirrormaker-version", "3.0.0", "--separator", "_", "--offset-syncs-location", "target"],
+    (["--mirrormaker-version", "3.0.0", "--replication-policy-separator", "_", "--offset-syncs-topic-location", "target"],
      "mm2-offset-syncs.primary.internal", "primary.checkpoints.internal"),
     # DefaultReplicationPolicy.offsetSyncsTopic / checkpointsTopic of 3.9: internalSeparator() is the separator.
-    (["--mirrormaker-version", "3.9", "--separator", "_"], "mm2-offset-syncs_secondary_internal", "primary_checkpoints_internal"),
-    (["--mirrormaker-version", "3.9.0", "--separator", "_", "--offset-syncs-location", "target"],
+    (["--mirrormaker-version", "3.9", "--replication-policy-separator", "_"], "mm2-offset-syncs_secondary_internal", "primary_checkpoints_internal"),
+    (["--mirrormaker-version", "3.9.0", "--replication-policy-separator", "_", "--offset-syncs-topic-location", "target"],
      "mm2-offset-syncs_primary_internal", "primary_checkpoints_internal"),
     # DefaultReplicationPolicy.internalSeparator with replication.policy.internal.topic.separator.enabled=false (3.5.2+).
-    (["--mirrormaker-version", "3.5.2", "--separator", "_", "--no-internal-topic-separator"],
+    (["--mirrormaker-version", "3.5.2", "--replication-policy-separator", "_", "--no-internal-topic-separator"],
      "mm2-offset-syncs.secondary.internal", "primary.checkpoints.internal"),
     # The switch does not exist before 3.5.2 (KAFKA-15102): 3.5.1 keeps the separator.
-    (["--mirrormaker-version", "3.5.1", "--separator", "_", "--no-internal-topic-separator"],
+    (["--mirrormaker-version", "3.5.1", "--replication-policy-separator", "_", "--no-internal-topic-separator"],
      "mm2-offset-syncs_secondary_internal", "primary_checkpoints_internal"),
     # No release given: the newest rules, as before.
-    (["--separator", "_"], "mm2-offset-syncs_secondary_internal", "primary_checkpoints_internal"),
+    (["--replication-policy-separator", "_"], "mm2-offset-syncs_secondary_internal", "primary_checkpoints_internal"),
 ])
 def test_internal_topic_names_follow_the_release(extra, syncs, checkpoints):
     names = options(*extra).flow_names()
@@ -62,8 +63,8 @@ def test_internal_topic_names_follow_the_release(extra, syncs, checkpoints):
 def test_a_release_that_cannot_run_the_settings_is_refused_naming_it(capsys):
     """IdentityReplicationPolicy is in connect-mirror-client from 3.0.0 (KAFKA-9726); offset-syncs.topic.location from 3.0.0."""
     with pytest.raises(ValueError, match="Kafka 2.4.1"):
-        options("--mirrormaker-version", "2.4.1", "--policy", "identity")
-    assert cli.main(ARGV + ["--mirrormaker-version", "2.7.0", "--offset-syncs-location", "target"]) == 2
+        options("--mirrormaker-version", "2.4.1", "--replication-policy", "identity")
+    assert cli.main(ARGV + ["--mirrormaker-version", "2.7.0", "--offset-syncs-topic-location", "target"]) == 2
     assert "bad arguments" in capsys.readouterr().err
     with pytest.raises(ValueError, match="not a Kafka version"):
         options("--mirrormaker-version", "latest")
@@ -132,8 +133,8 @@ def clusters(separator_in_internal_names):
 
 
 def prepared(version, separator_in_internal_names):
-    run = _Run(JobOptions(source=None, target=None, topics=".*", source_alias="primary", target_alias="secondary", separator="_",
-                          mirrormaker_version=version, catch_up_timeout_s=0, catch_up_interval_s=0.01))
+    run = _Run(JobOptions(source=None, target=None, topics=".*", source_alias="primary", target_alias="secondary",
+                          replication_policy_separator="_", mirrormaker_version=version, catch_up_timeout=0, catch_up_interval=0.01))
     run.prepare(*clusters(separator_in_internal_names))
     return run
 
@@ -173,6 +174,6 @@ def test_3_9_leaves_out_what_its_replication_policy_calls_internal():
     never replicates it, so the job does not compare it; 2.4.1's ReplicationPolicy.isInternalTopic does not know that suffix."""
     source = {"orders": 3, "orders_internal": 2}
     for version, expected in (("3.9", ["orders"]), ("2.4.1", ["orders", "orders_internal"])):
-        names = JobOptions(source=None, target=None, topics=".*", source_alias="primary", separator="_",
+        names = JobOptions(source=None, target=None, topics=".*", source_alias="primary", replication_policy_separator="_",
                            mirrormaker_version=version).flow_names(with_target=False)
         assert [pair.source_topic for pair in pair_topics(source, {}, ".*", None, names)] == expected, version

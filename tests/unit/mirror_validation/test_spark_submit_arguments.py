@@ -1,22 +1,25 @@
 # Copyright: kafkaops.mirror contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The spark-submit command line the mirror_validation role builds for YARN, the Spark settings it refuses, and the
-MirrorMaker release it hands the job.
+job's configuration it writes: the MirrorMaker release, the naming settings, only the job's options the user set.
 
 The role runs on local hosts against a recording spark-submit stand-in (mirror_validation_spark_submit): it writes
-the argv and environment it was started with, and a passing report so that the role runs to its end. One
+the argv, the job's configuration (--config) and the environment it was started with, and a passing report so that
+the role runs to its end. One
 ansible-playbook run covers every host; each host is one case. Every host's mirrormaker2_kafka_home is a Kafka home
 whose libs hold the 2.4.1 jars (HDInsight 5.0), which the mirrormaker2 role's detection reads unless a host sets a release.
 """
 from __future__ import annotations
 
 import json
+import stat
 import sys
 import zipfile
 
 import pytest
 import yaml
 
+from mirror_validation.options import job_options
 from tests.support.ansible_play import run_playbook
 
 ROLE = "kafkaops.mirror.mirror_validation : "
@@ -28,14 +31,15 @@ TAGS = "nightly check, 'quoted' \"twice\" = $HOME"
 RECORDING_SPARK_SUBMIT = '''#!%s
 import json, os, sys
 argv = sys.argv[1:]
-report = argv[argv.index("--report") + 1]
-with open(os.path.join(os.path.dirname(report), "spark-submit.json"), "w") as handle:
-    json.dump({"argv": argv, "PYSPARK_PYTHON": os.environ.get("PYSPARK_PYTHON")}, handle)
+with open(argv[argv.index("--config") + 1]) as handle:
+    config = json.load(handle)
+with open(os.path.join(os.path.dirname(config["report"]), "spark-submit.json"), "w") as handle:
+    json.dump({"argv": argv, "config": config, "PYSPARK_PYTHON": os.environ.get("PYSPARK_PYTHON")}, handle)
 result = {"passed": True, "exit_code": 0, "message": "recorded", "topics": [], "groups": [], "records_read": 0, "duration_s": 0,
           "records_per_s": 0, "spark_master": argv[argv.index("--master") + 1], "client": "none", "checks": {}}
-with open(report, "w") as handle:
+with open(config["report"], "w") as handle:
     json.dump(result, handle)
-with open(argv[argv.index("--html") + 1], "w") as handle:
+with open(config["html"], "w") as handle:
     handle.write("<html></html>")
 '''
 
@@ -45,13 +49,15 @@ YARN = {"mirror_validation_spark_master": "yarn", "mirror_validation_spark_queue
         "mirror_validation_spark_conf": {"spark.executor.instances": 4, "spark.yarn.tags": TAGS}}
 # host: its settings; the UI of a local job is off unless the settings turn it on
 LOCAL = {"local": {"mirror_validation_spark_master": "local[*]"},
+         "tuned": {"mirror_validation_spark_master": "local[*]", "mirror_validation_catch_up_timeout": 60,
+                   "mirror_validation_client": "kafka-python"},
          "local-with-ui": {"mirror_validation_spark_master": "local[2]", "mirror_validation_spark_conf": {"spark.ui.enabled": "true"}}}
-# host: (its settings, the release the job must get, whether it gets --no-internal-topic-separator)
+# host: (its settings, the release the job must get, the internal_topic_separator it gets)
 RELEASES = {
-    "detected": ({}, "2.4.1", False),
-    "release-set": ({"mirror_validation_mirrormaker_version": "3.9"}, "3.9", False),
+    "detected": ({}, "2.4.1", True),
+    "release-set": ({"mirror_validation_mirrormaker_version": "3.9"}, "3.9", True),
     "mirrormaker2-settings": ({"mirrormaker2_kafka_version": "3.5.2",
-                               "mirrormaker2_properties": {"replication.policy.internal.topic.separator.enabled": "false"}}, "3.5.2", True),
+                               "mirrormaker2_properties": {"replication.policy.internal.topic.separator.enabled": "false"}}, "3.5.2", False),
 }
 DETECTED_KAFKA = "2.4.1"
 # host: its naming settings, under the names every role uses (renamed in 0.2.0)
@@ -138,28 +144,39 @@ def test_a_local_job_starts_without_its_web_ui_unless_asked(role_run, host, conf
     assert [argv[index + 1] for index, item in enumerate(argv) if item == "--conf"] == conf
 
 
-def _option(argv, flag):
-    return [argv[index + 1] for index, item in enumerate(argv) if item == flag]
+def _config(work, host):
+    return json.loads((work[host] / "reports" / "spark-submit.json").read_text())["config"]
 
 
 @pytest.mark.parametrize("host", sorted(RELEASES))
 def test_the_job_gets_the_release_that_runs_mirrormaker(role_run, host):
-    """--mirrormaker-version: set on the role, else the mirrormaker2 role's setting, else its detection in the Kafka home's
+    """mirrormaker_version: set on the role, else the mirrormaker2 role's setting, else its detection in the Kafka home's
     libs (HDInsight 5.0's 2.4.1 here); the internal-separator switch from mirrormaker2_properties."""
     play, work = role_run
-    _settings, release, no_separator = RELEASES[host]
+    _settings, release, separator = RELEASES[host]
     assert play.stats[host]["failures"] == 0, play.stdout[-3000:]
-    argv = json.loads((work[host] / "reports" / "spark-submit.json").read_text())["argv"]
-    assert _option(argv, "--mirrormaker-version") == [release]
-    assert ("--no-internal-topic-separator" in argv) is no_separator
-    assert _option(argv, "--separator") == ["."]
+    config = _config(work, host)
+    assert (config["mirrormaker_version"], config["internal_topic_separator"]) == (release, separator)
+    assert config["replication_policy_separator"] == "."
 
 
 def test_the_naming_settings_reach_the_job_under_the_names_every_role_uses(role_run):
     play, work = role_run
     assert play.stats["naming-set"]["failures"] == 0, play.stdout[-3000:]
-    argv = json.loads((work["naming-set"] / "reports" / "spark-submit.json").read_text())["argv"]
-    assert (_option(argv, "--separator"), _option(argv, "--offset-syncs-location")) == (["_"], ["target"])
+    config = _config(work, "naming-set")
+    assert (config["replication_policy_separator"], config["offset_syncs_topic_location"]) == ("_", "target")
+
+
+def test_the_job_gets_only_the_settings_the_user_set_and_reads_them_all(role_run):
+    """The job owns its defaults: what the user left unset is not in the configuration, which the job reads whole."""
+    play, work = role_run
+    assert play.stats["tuned"]["failures"] == 0, play.stdout[-3000:]
+    config = _config(work, "tuned")
+    assert (config["catch_up_timeout"], config["client"]) == (60, "kafka-python") and "read_timeout" not in config
+    assert "catch_up_timeout" not in _config(work, "local")
+    assert stat.S_IMODE((work["tuned"] / "job" / "job.json").stat().st_mode) == 0o600
+    options = job_options(config, {})
+    assert (options.catch_up_timeout, options.client, options.read_timeout) == (60, "kafka-python", 30)
 
 
 @pytest.mark.parametrize("host", sorted(REFUSED_NAMING))

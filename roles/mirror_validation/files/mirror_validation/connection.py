@@ -3,35 +3,40 @@
 """How to reach one side of the mirror, translated for confluent-kafka and for kafka-python."""
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional
 
-SIDES = ("source", "target")
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "GSSAPI", "OAUTHBEARER")
 FETCH_MAX_BYTES = 52428800  # fetch.max.bytes of Kafka's consumer, librdkafka and kafka-python alike (50 MiB)
+# A password is never an argument (a command line is visible in ps): the configuration file (0600) or the environment holds it.
+SECRET = {"secret": True}
 
 
-def password_env_var(side):
-    """The environment variable the SASL password of `side` is read from (never from the command line)."""
-    return "MIRROR_VALIDATION_%s_SASL_PASSWORD" % side.upper()
+def secret_env_var(side, name):
+    """The environment variable a password of `side` is read from when the configuration has none: the SASL password
+    (sasl_plain_password) from MIRROR_VALIDATION_SOURCE_SASL_PASSWORD, the TLS key's (ssl_password) from ..._SSL_PASSWORD."""
+    return "MIRROR_VALIDATION_%s_%s_PASSWORD" % (side.upper(), name.split("_")[0].upper())
 
 
-def key_password_env_var(side):
-    """The environment variable the password of `side`'s TLS client key is read from (never from the command line)."""
-    return "MIRROR_VALIDATION_%s_SSL_PASSWORD" % side.upper()
+# The settings both clients take as they are, unset ones left out: (field, librdkafka's name). kafka-python's name is the
+# field's, as it is the Kafka modules' (which use kafka-python).
+_AS_THEY_ARE = (("sasl_mechanism", "sasl.mechanism"), ("sasl_plain_username", "sasl.username"), ("sasl_plain_password", "sasl.password"),
+                ("ssl_cafile", "ssl.ca.location"), ("ssl_certfile", "ssl.certificate.location"), ("ssl_keyfile", "ssl.key.location"),
+                ("ssl_password", "ssl.key.password"))
 
 
 @dataclass(frozen=True)
 class Connection:
-    """Bootstrap servers plus the security settings of one cluster."""
+    """Bootstrap servers plus the security settings of one cluster, named as the Kafka modules' connection options."""
 
-    bootstrap_servers: str
-    security_protocol: str = "PLAINTEXT"
-    sasl_mechanism: Optional[str] = None
-    sasl_username: Optional[str] = None
-    sasl_password: Optional[str] = None
+    # "flag": the command line's name after --source- / --target-, where it differs from the option's (the earlier
+    # versions' flags, which bench/validation.py's baseline runs still give).
+    bootstrap_servers: str = field(metadata={"flag": "bootstrap", "help": "HOST:PORT[,...]"})
+    security_protocol: str = field(default="PLAINTEXT", metadata={"choices": SECURITY_PROTOCOLS})
+    sasl_mechanism: Optional[str] = field(default=None, metadata={"choices": SASL_MECHANISMS})
+    sasl_plain_username: Optional[str] = field(default=None, metadata={"flag": "sasl-username"})
+    sasl_plain_password: Optional[str] = field(default=None, metadata=SECRET)
     sasl_kerberos_service_name: str = "kafka"
     # With a keytab, librdkafka runs kinit itself (sasl.kerberos.kinit.cmd) into the default credential cache,
     # which kafka-python's GSSAPI reads too; without one, both use a ticket obtained with kinit beforehand.
@@ -40,7 +45,7 @@ class Connection:
     ssl_cafile: Optional[str] = None
     ssl_certfile: Optional[str] = None
     ssl_keyfile: Optional[str] = None
-    ssl_password: Optional[str] = None
+    ssl_password: Optional[str] = field(default=None, metadata=SECRET)
     ssl_check_hostname: bool = True
     # The largest response the client accepts. Brokers that ignore fetch size limits answer with
     # everything up to the log end, which can exceed the clients' default caps. What a reader asks a
@@ -55,26 +60,13 @@ class Connection:
     def confluent_config(self, consumer=True):
         """librdkafka settings; `consumer=False` leaves out the fetch settings an admin client rejects."""
         config = {"bootstrap.servers": self.bootstrap_servers, "security.protocol": self.security_protocol}
-        if self.sasl_mechanism:
-            config["sasl.mechanism"] = self.sasl_mechanism
-        if self.sasl_username is not None:
-            config["sasl.username"] = self.sasl_username
-        if self.sasl_password is not None:
-            config["sasl.password"] = self.sasl_password
+        config.update((key, getattr(self, name)) for name, key in _AS_THEY_ARE if getattr(self, name) is not None)
         if self.sasl_mechanism == "GSSAPI":
             config["sasl.kerberos.service.name"] = self.sasl_kerberos_service_name
             if self.sasl_kerberos_principal:
                 config["sasl.kerberos.principal"] = self.sasl_kerberos_principal
             if self.sasl_kerberos_keytab:
                 config["sasl.kerberos.keytab"] = self.sasl_kerberos_keytab
-        if self.ssl_cafile:
-            config["ssl.ca.location"] = self.ssl_cafile
-        if self.ssl_certfile:
-            config["ssl.certificate.location"] = self.ssl_certfile
-        if self.ssl_keyfile:
-            config["ssl.key.location"] = self.ssl_keyfile
-        if self.ssl_password is not None:
-            config["ssl.key.password"] = self.ssl_password
         if self.security_protocol.endswith("SSL") and not self.ssl_check_hostname:
             config["ssl.endpoint.identification.algorithm"] = "none"
         if self.receive_max_bytes:
@@ -87,22 +79,9 @@ class Connection:
     def kafka_python_config(self, consumer=True):
         """kafka-python settings; `consumer=False` leaves out what KafkaAdminClient does not accept."""
         config = {"bootstrap_servers": self.bootstrap_servers.split(","), "security_protocol": self.security_protocol}
-        if self.sasl_mechanism:
-            config["sasl_mechanism"] = self.sasl_mechanism
-        if self.sasl_username is not None:
-            config["sasl_plain_username"] = self.sasl_username
-        if self.sasl_password is not None:
-            config["sasl_plain_password"] = self.sasl_password
+        config.update((name, getattr(self, name)) for name, _key in _AS_THEY_ARE if getattr(self, name) is not None)
         if self.sasl_mechanism == "GSSAPI":
             config["sasl_kerberos_service_name"] = self.sasl_kerberos_service_name
-        if self.ssl_cafile:
-            config["ssl_cafile"] = self.ssl_cafile
-        if self.ssl_certfile:
-            config["ssl_certfile"] = self.ssl_certfile
-        if self.ssl_keyfile:
-            config["ssl_keyfile"] = self.ssl_keyfile
-        if self.ssl_password is not None:
-            config["ssl_password"] = self.ssl_password
         if self.security_protocol.endswith("SSL"):
             config["ssl_check_hostname"] = self.ssl_check_hostname
         if self.receive_max_bytes:
@@ -110,43 +89,3 @@ class Connection:
             if consumer:
                 config["fetch_max_bytes"] = min(FETCH_MAX_BYTES, self.receive_max_bytes)
         return config
-
-
-def add_connection_arguments(parser, side):
-    group = parser.add_argument_group("%s cluster" % side)
-    group.add_argument("--%s-bootstrap" % side, required=True, metavar="HOST:PORT[,...]", help="bootstrap servers of the %s cluster" % side)
-    group.add_argument("--%s-security-protocol" % side, choices=SECURITY_PROTOCOLS, default="PLAINTEXT")
-    group.add_argument("--%s-sasl-mechanism" % side, choices=SASL_MECHANISMS)
-    group.add_argument("--%s-sasl-username" % side)
-    group.add_argument("--%s-sasl-kerberos-service-name" % side, default="kafka")
-    group.add_argument("--%s-sasl-kerberos-principal" % side, help="principal to kinit as from the keytab (GSSAPI)")
-    group.add_argument("--%s-sasl-kerberos-keytab" % side, help="keytab of the principal (GSSAPI)")
-    group.add_argument("--%s-ssl-cafile" % side)
-    group.add_argument("--%s-ssl-certfile" % side)
-    group.add_argument("--%s-ssl-keyfile" % side)
-    group.add_argument("--%s-no-ssl-check-hostname" % side, action="store_true", help="do not verify the broker certificate's host name")
-
-
-def connection_from_arguments(args, side, receive_max_bytes=None, environ=None):
-    """Build the Connection of `side`; the passwords come from the environment (password_env_var, key_password_env_var)."""
-    environ = os.environ if environ is None else environ
-
-    def option(name):
-        return getattr(args, "%s_%s" % (side, name))
-
-    return Connection(
-        bootstrap_servers=option("bootstrap"),
-        security_protocol=option("security_protocol"),
-        sasl_mechanism=option("sasl_mechanism"),
-        sasl_username=option("sasl_username"),
-        sasl_password=environ.get(password_env_var(side)),
-        sasl_kerberos_service_name=option("sasl_kerberos_service_name"),
-        sasl_kerberos_principal=option("sasl_kerberos_principal"),
-        sasl_kerberos_keytab=option("sasl_kerberos_keytab"),
-        ssl_cafile=option("ssl_cafile"),
-        ssl_certfile=option("ssl_certfile"),
-        ssl_keyfile=option("ssl_keyfile"),
-        ssl_password=environ.get(key_password_env_var(side)),
-        ssl_check_hostname=not option("no_ssl_check_hostname"),
-        receive_max_bytes=receive_max_bytes,
-    )

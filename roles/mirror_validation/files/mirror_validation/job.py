@@ -8,18 +8,14 @@ from __future__ import annotations
 
 import resource
 import time
-from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Optional
 
 from pyspark import StorageLevel
 
 from . import mm2_checks, report
 from .catch_up import wait_for_target
-from .connection import Connection
 from .errors import ValidationUnavailable
 from .kafka_reader import open_reader, resolve_client
-from .naming import FlowNames, parse_release
 from .comparison import compare_all
 from .residue import KIND, MISPLACED, settle
 from .slices import SOURCE, TARGET, PartitionWork, Slice, slice_partitions, work_size
@@ -27,45 +23,6 @@ from .spark_io import RESIDUE, SUMMARY, ReadSettings, compare_partitions
 from .topic_pairs import keeps_create_time, pair_topics, snapshot_source
 
 _NO_PAIR = -1  # slices of MM2's internal topics belong to no validated pair
-
-
-@dataclass
-class JobOptions:
-    source: Connection
-    target: Connection
-    topics: str
-    source_alias: str
-    exclude: Optional[str] = None
-    target_alias: Optional[str] = None
-    policy: str = "default"
-    separator: str = "."
-    offset_syncs_location: str = "source"
-    # The Kafka release that runs MirrorMaker 2 (`2.4.1`, `3.9`): its internal topics' names and the internal-topic rule
-    # differ by release (separator in them from 3.1, KIP-690). None: the newest release's rules.
-    mirrormaker_version: Optional[str] = None
-    # replication.policy.internal.topic.separator.enabled (3.5.2+, KAFKA-15102): false puts '.' back in internal names.
-    internal_separator_enabled: bool = True
-    catch_up_timeout_s: float = 300.0
-    catch_up_interval_s: float = 5.0
-    max_duplicate_ratio: float = 0.01
-    slice_records: int = 250000
-    task_records: int = 1000000  # offsets per Spark task (slices of different partitions packed together); 0: slice_records
-    window_records: int = 100000  # records per side that wait for their counterpart in a task (0: no limit)
-    client: str = "auto"
-    read_timeout_s: float = 30.0
-    sample_limit: int = 10
-
-    def flow_names(self, with_target=True):
-        """The flow's names (naming.FlowNames) for the MirrorMaker release; ValueError for what that release cannot do."""
-        return FlowNames(self.source_alias, self.target_alias if with_target else None, self.policy, self.separator,
-                         self.offset_syncs_location, parse_release(self.mirrormaker_version), self.internal_separator_enabled)
-
-    def naming_rules(self):
-        """What the report says about the names it looked for."""
-        policy = self.flow_names(with_target=False).policy
-        release = ("MirrorMaker of Kafka %s" % self.mirrormaker_version if self.mirrormaker_version
-                   else "the newest MirrorMaker release (no --mirrormaker-version)")
-        return "internal topics named as %s does: separator %r in their names" % (release, policy.internal_separator)
 
 
 def _unavailable_from_spark(error):
@@ -85,7 +42,7 @@ class _Run:
         self.context = None  # the SparkContext, given by run(): the steps before compare() need no Spark
         self.error = None
         self.options = options
-        self.settings = ReadSettings({SOURCE: options.source, TARGET: options.target}, options.client, options.read_timeout_s)
+        self.settings = ReadSettings({SOURCE: options.source, TARGET: options.target}, options.client, options.read_timeout)
         self.pairs = []
         self.checks = {}
         self.syncs = None
@@ -119,13 +76,13 @@ class _Run:
         def target_offsets():
             return {pair.index: target_reader.offsets(pair.target_topic, range(pair.target_partitions)) for pair in live}
 
-        caught_up, behind = wait_for_target(target_offsets, live, latest_syncs, options.catch_up_timeout_s, options.catch_up_interval_s)
+        caught_up, behind = wait_for_target(target_offsets, live, latest_syncs, options.catch_up_timeout, options.catch_up_interval)
         for pair in live:
             pair.target_offsets = dict(caught_up[pair.index])
             pair.target_behind = {partition for index, partition in behind if index == pair.index}
         self.checks["catch_up"] = (
             "the target stopped short of the source snapshot on %d partition(s) after %.0f s; records after the last copied one"
-            " there are reported as pending" % (len(behind), options.catch_up_timeout_s) if behind else "target caught up")
+            " there are reported as pending" % (len(behind), options.catch_up_timeout) if behind else "target caught up")
         self._load_checkpoints(target_reader, target_topics)
 
     def _load_offset_syncs(self, source_reader, target_reader, source_topics, target_topics):
@@ -134,11 +91,11 @@ class _Run:
             self.checks["offset_syncs"] = "skipped (no --target-alias)"
             return {}
         topic = options.flow_names().offset_syncs_topic
-        on_source = options.offset_syncs_location == "source"
+        on_source = options.offset_syncs_topic_location == "source"
         records = self._internal_topic(source_reader if on_source else target_reader, SOURCE if on_source else TARGET,
                                        topic, source_topics if on_source else target_topics)
         if records is None:
-            self.checks["offset_syncs"] = "skipped (%s not found on the %s)" % (topic, options.offset_syncs_location)
+            self.checks["offset_syncs"] = "skipped (%s not found on the %s)" % (topic, options.offset_syncs_topic_location)
             return {}
         self.syncs, undecodable = mm2_checks.offset_syncs(records, {pair.source_topic: pair.index for pair in self.pairs if pair.target_exists})
         self.checks["offset_syncs"] = "checked (%s)%s" % (topic, mm2_checks.undecodable_note(undecodable))
@@ -200,8 +157,8 @@ class _Run:
         options = self.options
         if work_size(source_range) + work_size(target_range) > options.slice_records:
             return False
-        with open_reader(options.source, options.client, options.read_timeout_s) as source_reader, \
-                open_reader(options.target, options.client, options.read_timeout_s) as target_reader:
+        with open_reader(options.source, options.client, options.read_timeout) as source_reader, \
+                open_reader(options.target, options.client, options.read_timeout) as target_reader:
             sources = [record for _part, record in source_reader.read_ranges([source_range])]
             targets = [record for _part, record in target_reader.read_ranges([target_range])]
         return mm2_checks.copied_again(sources, targets, pair.with_timestamp)
@@ -326,8 +283,8 @@ def prepare(options):
     clock = time.monotonic()
     state = _Run(options)
     try:
-        with open_reader(options.source, options.client, options.read_timeout_s) as source_reader, \
-                open_reader(options.target, options.client, options.read_timeout_s) as target_reader:
+        with open_reader(options.source, options.client, options.read_timeout) as source_reader, \
+                open_reader(options.target, options.client, options.read_timeout) as target_reader:
             state.prepare(source_reader, target_reader)
     except ValidationUnavailable as unavailable:
         state.error = str(unavailable)

@@ -7,8 +7,7 @@ report counts it as a defect (exit code 1) beside the record comparison's.
 """
 from __future__ import annotations
 
-import json
-
+from .options import read_json
 from .report import DEFECTS
 
 # What the report keeps of the module's result (its `alignment` is for the kafka_topics role).
@@ -17,13 +16,9 @@ KEPT = ("flow", "message", "summary", "target_brokers", "topics", "findings")
 
 def load(path):
     """The module's result saved as JSON by the role; ValueError when it cannot be read."""
-    try:
-        with open(path, encoding="utf-8") as handle:
-            drift = json.load(handle)
-    except (OSError, ValueError) as error:
-        raise ValueError("--topic-drift %s cannot be read as JSON: %s" % (path, error)) from None
-    if not isinstance(drift, dict) or not all(key in drift for key in KEPT):
-        raise ValueError("--topic-drift %s is not a result of kafka_mirror_topic_drift_info (needs %s)" % (path, ", ".join(KEPT)))
+    drift = read_json(path, "topic_drift_file")
+    if not all(key in drift for key in KEPT):
+        raise ValueError("topic_drift_file %s is not a result of kafka_mirror_topic_drift_info (needs %s)" % (path, ", ".join(KEPT)))
     return drift
 
 
