@@ -8,8 +8,8 @@ end of the session even when tests fail.
 
 Under pytest-xdist (`-n N --dist loadfile`, as `make test` runs them) every worker is a session of its
 own: worker K uses net SANDBOX_NET + 2*K, so the workers' sandboxes never share an address. Each test
-file stays on one worker (module fixtures are built once); tests/run_suite.py lists the longest files
-first so that none of them starts last.
+file stays on one worker (module fixtures are built once); tests/run_suite.py hands the files out longest
+first (as its previous run timed them) so that none of them starts last.
 """
 from __future__ import annotations
 
