@@ -73,20 +73,30 @@ def main(bootstrap, command, *args):
 def read_keys(bootstrap, topic):
     consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, group_id=None, request_timeout_ms=10000)
     try:
-        partitions = [TopicPartition(topic, p) for p in sorted(consumer.partitions_for_topic(topic) or [])]
-        consumer.assign(partitions)
-        ends = consumer.end_offsets(partitions)
-        consumer.seek_to_beginning(*partitions)
-        keys = {tp.partition: [] for tp in partitions}
-        deadline = time.monotonic() + 120
-        while any(consumer.position(tp) < ends[tp] for tp in partitions):
-            if time.monotonic() > deadline:
-                raise SystemExit(f"could not read {topic} to its end in 120 s")
-            for tp, batch in consumer.poll(timeout_ms=500).items():
-                keys[tp.partition].extend(r.key.decode() for r in batch if r.offset < ends[tp])
-        return keys
+        return {partition: [r.key.decode() for r in records] for partition, records in read_records(consumer, topic, 120).items()}
     finally:
         consumer.close()
+
+
+def read_records(consumer, topic, timeout_s=60):
+    """{partition: [ConsumerRecord, ...]} of the whole `topic`, from its beginning to the end offsets it has when the read
+    starts (records written meanwhile are left out), through `consumer` (assigned: no group joins); {} for a topic the
+    cluster does not know. The one consume helper of the tests: they import it, and this script's `keys` runs it on a node.
+    AssertionError when the end is not reached in timeout_s."""
+    partitions = [TopicPartition(topic, p) for p in sorted(consumer.partitions_for_topic(topic) or [])]
+    if not partitions:
+        return {}
+    consumer.assign(partitions)
+    consumer.seek_to_beginning(*partitions)
+    ends = consumer.end_offsets(partitions)
+    records = {tp.partition: [] for tp in partitions}
+    deadline = time.monotonic() + timeout_s
+    while any(consumer.position(tp) < ends[tp] for tp in partitions):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"could not read {topic} to its end offsets {ends} in {timeout_s} s")
+        for tp, batch in consumer.poll(timeout_ms=500).items():
+            records[tp.partition].extend(r for r in batch if r.offset < ends[tp])
+    return records
 
 
 if __name__ == "__main__":

@@ -42,6 +42,7 @@ from kafka.structs import OffsetAndMetadata
 
 from sandbox import api, kafka_dist
 from tests.support.checkout import REPO, collections_path
+from tests.support.read_back import read_records
 
 LAB_SUBNET = 44  # third octets 44 and 45 of the worker's net: no other test file uses them
 LAB_RELEASE = "3.9.2"  # the brokers of both clusters; every MirrorMaker release mirrors between them
@@ -151,20 +152,8 @@ class Cluster:
         """{partition: [(offset, key, value, headers, timestamp), ...]} of the whole topic, {} when it does not exist."""
         consumer = self.consumer(receive_message_max_bytes=256 * 1024 * 1024)
         try:
-            partitions = [TopicPartition(topic, p) for p in sorted(consumer.partitions_for_topic(topic) or [])]
-            if not partitions:
-                return {}
-            consumer.assign(partitions)
-            consumer.seek_to_beginning(*partitions)
-            ends = consumer.end_offsets(partitions)
-            records = {tp.partition: [] for tp in partitions}
-            deadline = time.monotonic() + 60
-            while any(consumer.position(tp) < ends[tp] for tp in partitions):
-                if time.monotonic() > deadline:
-                    raise AssertionError(f"could not read {topic} to its end offsets {ends} in 60 s")
-                for tp, batch in consumer.poll(timeout_ms=500).items():
-                    records[tp.partition].extend((r.offset, r.key, r.value, tuple(r.headers or ()), r.timestamp) for r in batch)
-            return records
+            return {partition: [(r.offset, r.key, r.value, tuple(r.headers or ()), r.timestamp) for r in records]
+                    for partition, records in read_records(consumer, topic).items()}
         finally:
             consumer.close()
 
