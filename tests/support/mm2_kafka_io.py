@@ -7,6 +7,7 @@ import time
 
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.errors import TopicAlreadyExistsError
+from kafka.structs import OffsetAndMetadata
 
 from tests.support.read_back import read_records
 
@@ -55,6 +56,15 @@ def read_all(bootstrap, topic):
     try:
         return {partition: [(r.key, r.value, tuple(r.headers), r.timestamp) for r in records]
                 for partition, records in read_records(consumer, topic).items()}
+    finally:
+        consumer.close()
+
+
+def commit(bootstrap, group, topic, offsets):
+    """Commit `offsets` ({partition: offset} of `topic`) for `group`, as a consumer that has read that far would."""
+    consumer = KafkaConsumer(**_options(bootstrap), group_id=group, enable_auto_commit=False)
+    try:
+        consumer.commit({TopicPartition(topic, partition): OffsetAndMetadata(offset, "", -1) for partition, offset in offsets.items()})
     finally:
         consumer.close()
 

@@ -131,15 +131,6 @@ def committed_source_offsets(target_bootstrap, topic):
     return found
 
 
-def commit(bootstrap, group, topic, offsets):
-    """Commit `offsets` ({partition: offset}) for `group`, as a consumer that has read that far would."""
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False, api_version=NOIDA_API)
-    try:
-        consumer.commit({TopicPartition(topic, partition): OffsetAndMetadata(offset, "", -1) for partition, offset in offsets.items()})
-    finally:
-        consumer.close()
-
-
 def mirrormaker_pid(deployed):
     """MirrorMaker's PID while supervisord (inside the MirrorMaker node) has it RUNNING, else None."""
     status = subprocess.run(deployed["supervisorctl"] + ["status", PROGRAM], capture_output=True, text=True, check=False).stdout.split()
@@ -262,7 +253,7 @@ def test_crash_and_recopy_then_failover_and_validation(deployed, tmp_path):
     # A group whose position on the source is inside the re-copied range, checkpointed by MirrorMaker.
     position = {p: (recopied[p][0] + recopied[p][-1] + 1) // 2 for p in partitions}
     figures["group_position"] = position
-    commit(primary, RECOPY_GROUP, RECOPY_TOPIC, position)
+    kafka_io.commit(primary, RECOPY_GROUP, RECOPY_TOPIC, position)
     checkpoints = kafka_io.wait_for(lambda: _all_at(position)({p: c.upstream_offset for p, c in checkpoints_for(secondary, RECOPY_GROUP).items()}),
                                     60, 1)
     assert checkpoints, f"MirrorMaker wrote no checkpoints for {RECOPY_GROUP} at {position}"
