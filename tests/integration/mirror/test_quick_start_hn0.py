@@ -31,10 +31,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from sandbox import api, processes
+from sandbox import processes
 from sandbox.nodes import ssh_argv
 from tests.support.ansible_play import run_playbook
 from tests.support.checkout import REPO
+from tests.support.sandbox_fixture import running_sandbox
 
 pytestmark = [pytest.mark.integration, pytest.mark.skipif(os.geteuid() != 0, reason="hn0 is an SSH host only as root (ssh node mode)")]
 
@@ -99,15 +100,9 @@ def mirrormaker_jvms(node: dict) -> list:
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory, sandbox_net):
-    directory = tmp_path_factory.mktemp("quick-start-hn0")
-    try:
-        state = api.up(directory, provider="apache", net=sandbox_net, subnet=SUBNET, mirrormaker_node="hn0", timeout=600)
-    except api.SandboxError as exc:
-        pytest.fail(f"the quick start's lab (apache, net {sandbox_net}, subnet {SUBNET}) did not start: {exc}")
-    try:
+    with running_sandbox(tmp_path_factory.mktemp("quick-start-hn0"), f"the quick start's lab (apache, net {sandbox_net}, subnet {SUBNET})",
+                         down_timeout=90, provider="apache", net=sandbox_net, subnet=SUBNET, mirrormaker_node="hn0", timeout=600) as state:
         yield state
-    finally:
-        api.down(directory, timeout=90)
 
 
 def summaries(play) -> list:

@@ -32,12 +32,13 @@ import yaml
 from kafka import KafkaAdminClient
 
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.records import Checkpoint, OffsetSync
-from sandbox import api, nodes
+from sandbox import nodes
 from tests.support import mm2_kafka_io as kafka_io
 from tests.support.ansible_play import run_module, run_playbook, run_tasks
 from tests.support.checkout import REPO
 from tests.support.mirror_fixture import NOIDA_API, ensure_topic, mirror_pass
 from tests.support.mm2_kafka_io import end_offsets, produce, topics, wait_for
+from tests.support.sandbox_fixture import running_sandbox
 from tests.support.step_timer import StepTimer
 
 pytestmark = pytest.mark.integration
@@ -266,15 +267,9 @@ def record_keys(bootstrap, topic):
 @pytest.fixture(scope="module")
 def rebuilt_lab(tmp_path_factory, sandbox_net):
     """A sandbox of its own for the classic case (its target is wiped), brought down after the module's last test."""
-    directory = tmp_path_factory.mktemp("stale-rebuild")
-    try:
-        state = api.up(directory, provider="noida", net=sandbox_net, subnet=REBUILD_SUBNET)
-    except api.SandboxError as exc:
-        pytest.fail(f"the classic case's sandbox did not start: {exc}")
-    try:
+    with running_sandbox(tmp_path_factory.mktemp("stale-rebuild"), "the classic case's sandbox",
+                         provider="noida", net=sandbox_net, subnet=REBUILD_SUBNET) as state:
         yield RebuiltTarget(state)
-    finally:
-        api.down(directory)
 
 
 NEEDS_ROOT = pytest.mark.skipif(os.geteuid() != 0, reason="the MirrorMaker node runs its own supervisord (ssh node mode, root)")

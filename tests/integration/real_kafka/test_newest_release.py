@@ -26,10 +26,10 @@ from pathlib import Path
 
 import pytest
 
-from sandbox import api
 from tests.support.checkout import REPO
 from tests.support.real_lab import MM2_PROPERTIES as PROPERTIES
 from tests.support.real_lab import RealLab, mirror_plan
+from tests.support.sandbox_fixture import running_sandbox
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark,
               pytest.mark.skipif(os.geteuid() != 0, reason="the lab's nodes are SSH hosts (root)")]
@@ -49,12 +49,8 @@ APP_LOG = Path("/etc/kafka-mirrormaker2/logs/mirrormaker.log")
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory, sandbox_net, mirror_host_ready):
-    directory = tmp_path_factory.mktemp("newest-release-lab")
-    try:
-        state = api.up(directory, provider="apache", net=sandbox_net, subnet=SUBNET, releases=RELEASES, timeout=600)
-    except api.SandboxError as exc:
-        pytest.fail(f"the newest-release lab (apache {RELEASES}, net {sandbox_net}, subnet {SUBNET}) did not start: {exc}")
-    try:
+    with running_sandbox(tmp_path_factory.mktemp("newest-release-lab"), f"the newest-release lab (apache {RELEASES}, net {sandbox_net}, subnet {SUBNET})",
+                         down_timeout=120, provider="apache", net=sandbox_net, subnet=SUBNET, releases=RELEASES, timeout=600) as state:
         assert state["kafka_version"] == "4.3.1", state["kafka_version"]  # MirrorMaker's home is the secondary's release
         lab = RealLab(state, PLAN)
         mirror_host_ready(state)
@@ -65,8 +61,6 @@ def lab(tmp_path_factory, sandbox_net, mirror_host_ready):
         for partition, offset in CONSUMED.items():
             lab.client("primary", "commit", GROUP, ORDERS, partition, offset)
         yield lab
-    finally:
-        api.down(directory, timeout=120)
 
 
 def failure(play) -> str:
