@@ -10,6 +10,7 @@ checkpoint checks have something real to read.
 from __future__ import annotations
 
 import time
+import uuid
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional
 
@@ -144,6 +145,17 @@ def delete_records_before(bootstrap: str, topic: str, partitions: int, offset: i
 def prepare_internal_topics(source_bootstrap: str, target_bootstrap: str) -> None:
     ensure_topic(source_bootstrap, MM2_RECORDS.offset_syncs_topic, 1, {"cleanup.policy": "compact"})
     ensure_topic(target_bootstrap, MM2_RECORDS.checkpoints_topic, 1, {"cleanup.policy": "compact"})
+
+
+def build_on(state: dict, prefix: str, scenarios: list) -> dict:
+    """{scenario name: build()'s names}: every scenario as topics of its own on the sandbox `state`, named
+    `<prefix><6 random hex digits>-<scenario>` so that runs and modules never share one, the MirrorMaker internal topics
+    prepared first."""
+    source = state["clusters"][SOURCE_ALIAS]["bootstrap_servers"]
+    target = state["clusters"][TARGET_ALIAS]["bootstrap_servers"]
+    prepare_internal_topics(source, target)
+    prefix = "%s%s" % (prefix, uuid.uuid4().hex[:6])
+    return {scenario.name: build(source, target, "%s-%s" % (prefix, scenario.name), scenario) for scenario in scenarios}
 
 
 # Ways to break a copy, each the defect one test expects the validator to find.
