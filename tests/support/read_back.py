@@ -6,6 +6,8 @@ Run with a sandbox node's python (names resolve there as on that node):
     python read_back.py BOOTSTRAP topics            -> {"topics": {name: {"partitions", "replication_factor"}}}
     python read_back.py BOOTSTRAP configs NAME...   -> {"configs": {name: {key: value}}} (every key the broker reports)
     python read_back.py BOOTSTRAP produce TOPIC N   -> produces N records to partition 0, one request each
+    python read_back.py BOOTSTRAP keyed TOPIC PARTITIONS PER_PARTITION
+                                                    -> PER_PARTITION records to each partition, keyed p<partition>-<index>
     python read_back.py BOOTSTRAP commit GROUP TOPIC PARTITION OFFSET
     python read_back.py BOOTSTRAP create NAME PARTITIONS REPLICATION_FACTOR
     python read_back.py BOOTSTRAP keys TOPIC        -> {"keys": {partition: [key, ...]}} (every record to the end, in order)
@@ -28,6 +30,8 @@ def main(bootstrap, command, *args):
             producer.send(args[0], key=b"k%d" % index, value=b"v%d" % index, partition=0).get(timeout=10)
         producer.close()
         return {"produced": int(args[1])}
+    if command == "keyed":
+        return {"produced": produce_keyed(bootstrap, args[0], int(args[1]), int(args[2]))}
     if command == "commit":
         group, topic, partition, offset = args[0], args[1], int(args[2]), int(args[3])
         consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False, request_timeout_ms=30000)
@@ -68,6 +72,17 @@ def main(bootstrap, command, *args):
     finally:
         admin.close()
     raise SystemExit(f"unknown command {command}")
+
+
+def produce_keyed(bootstrap, topic, partitions, per_partition):
+    """Records keyed p<partition>-<index> (a key says where its record came from), valued v<index>; returns how many."""
+    producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=5)
+    for partition in range(partitions):
+        for index in range(per_partition):
+            producer.send(topic, key=b"p%d-%d" % (partition, index), value=b"v%d" % index, partition=partition)
+    producer.flush()
+    producer.close()
+    return partitions * per_partition
 
 
 def read_keys(bootstrap, topic):

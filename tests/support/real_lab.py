@@ -55,14 +55,8 @@ class RealLab:
         return json.loads(proc.stdout.strip().splitlines()[-1])
 
     def produce_keyed(self, topic: str, partitions: int, per_partition: int) -> None:
-        """`per_partition` records per partition of the primary's `topic`, keyed p<partition>-<index>: a key says where its
-        record came from."""
-        script = ("import sys; from kafka import KafkaProducer\n"
-                  "p = KafkaProducer(bootstrap_servers=sys.argv[1], acks='all', linger_ms=5)\n"
-                  f"[p.send({topic!r}, key=b'p%d-%d' % (n, i), value=b'v%d' % i, partition=n) for n in range({partitions}) for i in range({per_partition})]\n"
-                  "p.flush(); p.close()\n")
-        subprocess.run([self.node("primary", 1)["python"], "-c", script, self.state["clusters"]["primary"]["bootstrap_servers"]],
-                       check=True, timeout=180)
+        """`per_partition` records per partition of the primary's `topic`, keyed p<partition>-<index> (read_back.py's `keyed`)."""
+        self.client("primary", "keyed", topic, partitions, per_partition)
 
     def assert_copied_whole(self, remote: str, partitions: int, per_partition: int) -> dict:
         """The secondary's `remote` topic has its source's partitions, replication factor 3 and every key produce_keyed wrote

@@ -126,11 +126,7 @@ def test_the_readme_quick_start_mirrors_with_mirrormaker_on_hn0(lab, tmp_path, m
                for alias in ALIASES for server in groups[f"{alias}_kafka"]["vars"]["kafka_bootstrap_servers"].split(","))
 
     client(state, "primary", "create", TOPIC, PARTITIONS, 3)
-    script = ("import sys; from kafka import KafkaProducer\n"
-              "p = KafkaProducer(bootstrap_servers=sys.argv[1], acks='all', linger_ms=5)\n"
-              f"[p.send('{TOPIC}', key=b'p%d-%d' % (n, i), value=b'v%d' % i, partition=n) for n in range({PARTITIONS}) for i in range({PER_PARTITION})]\n"
-              "p.flush(); p.close()\n")
-    subprocess.run([node(state, "primary", "wn1")["python"], "-c", script, state["clusters"]["primary"]["bootstrap_servers"]], check=True, timeout=300)
+    client(state, "primary", "keyed", TOPIC, PARTITIONS, PER_PARTITION)
     primary = state["clusters"]["primary"]["brokers"][0]
     hosts_before = on_hn0(hn0, "cat /etc/hosts").stdout
     assert on_hn0(hn0, f"getent hosts {shlex.quote(primary['node'])}").returncode == 2, "hn0 knows the primary's names before hosts_sync"
