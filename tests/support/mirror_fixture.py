@@ -53,6 +53,27 @@ def ensure_topic(bootstrap, topic, partitions):
         admin.close()
 
 
+def indexed_producer(bootstrap):
+    # One request in flight and acks from every replica: the records land in the order sent, so a key's index is its offset.
+    return KafkaProducer(**_client_options(bootstrap), acks="all", max_in_flight_requests_per_connection=1, linger_ms=5)
+
+
+def send_indexed(producer, topic, indexes, partitions=(0, 1)):
+    """Records keyed `<topic>-p<partition>-<index>` (resume_and_count's key rule), `index` being the source offset."""
+    for index in indexes:
+        for partition in partitions:
+            producer.send(topic, key=f"{topic}-p{partition}-{index}".encode(), value=b"v%d" % index, partition=partition)
+    producer.flush(30)
+
+
+def produce_indexed(bootstrap, topic, indexes, partitions=(0, 1)):
+    producer = indexed_producer(bootstrap)
+    try:
+        send_indexed(producer, topic, indexes, partitions)
+    finally:
+        producer.close()
+
+
 def mirror_pass(source_bootstrap, target_bootstrap, source_alias, target_alias, topic, groups, offset_lag_max=100, duplicate_first=0,
                 start_offset=0):
     """Copy `topic`, write offset-syncs and checkpoints for `groups`; returns {partition: [(upstream, downstream), ...]} syncs.

@@ -29,7 +29,7 @@ from sandbox import nodes
 from tests.support.ansible_play import run_playbook
 from tests.support import mm2_kafka_io as kafka_io
 from tests.support.checkout import REPO
-from tests.support.mirror_fixture import NOIDA_API, RECEIVE_MAX, ensure_topic, resume_and_count
+from tests.support.mirror_fixture import NOIDA_API, RECEIVE_MAX, ensure_topic, indexed_producer, produce_indexed, resume_and_count, send_indexed
 
 pytestmark = pytest.mark.integration
 
@@ -89,27 +89,6 @@ def checkpoints_for(bootstrap, group):
         return found
     finally:
         consumer.close()
-
-
-def indexed_producer(bootstrap):
-    # One request in flight and acks from every replica: the records land in the order sent, so a key's index is its offset.
-    return KafkaProducer(bootstrap_servers=bootstrap, api_version=NOIDA_API, acks="all", max_in_flight_requests_per_connection=1, linger_ms=5)
-
-
-def send_indexed(producer, topic, indexes, partitions=(0, 1)):
-    """Records keyed `<topic>-p<partition>-<index>` (resume_and_count's key rule), `index` being the source offset."""
-    for index in indexes:
-        for partition in partitions:
-            producer.send(topic, key=f"{topic}-p{partition}-{index}".encode(), value=b"v%d" % index, partition=partition)
-    producer.flush(30)
-
-
-def produce_indexed(bootstrap, topic, indexes):
-    producer = indexed_producer(bootstrap)
-    try:
-        send_indexed(producer, topic, indexes)
-    finally:
-        producer.close()
 
 
 def indexes_in(bootstrap, topic):
