@@ -17,7 +17,7 @@ export ANSIBLE_COLLECTIONS_PATH := $(COLLECTIONS_PATH)
 export PATH := $(BIN):$(PATH)
 export PYTHONPATH := $(CURDIR)
 
-.PHONY: kafka-homes-demo kafka-homes-test oldest-runtime venv machine-demo machine-test machine-bench bench demo test sanity units lint integration molecule sandbox-up sandbox-down sandbox-status build docs vendored clean
+.PHONY: kafka-homes-demo kafka-homes-test oldest-runtime venv machine-demo machine-test machine-bench bench demo test check sanity units lint integration molecule sandbox-up sandbox-down sandbox-status build docs vendored clean
 
 venv: $(VENV)/.installed
 
@@ -68,7 +68,13 @@ demo: venv machine-demo $(if $(filter apache,$(PROVIDER)),kafka-homes-demo)
 test: venv machine-test kafka-homes-test oldest-runtime
 	$(BIN)/python -m tests.run_suite
 
-sanity units lint: venv machine-test
+# The inner loop: unit tests, ansible-test sanity and ansible-lint, two at a time (tests/run_suite.py's lanes); Python only,
+# nothing from the machine (docs/development.md, "Running the tests"). The Spark and Chromium unit tests skip without
+# Java or Chromium; make test installs both and runs them.
+check: venv
+	$(BIN)/python -m tests.run_suite --only units sanity lint
+
+sanity units lint: venv
 	$(BIN)/python -m tests.run_suite --only $@
 
 integration molecule: venv machine-test kafka-homes-test oldest-runtime

@@ -15,16 +15,15 @@ KAFKA_LOG4J_OPTS, KAFKA_OPTS, LOG_DIR.
 from __future__ import annotations
 
 import argparse
-import fcntl
 import hashlib
 import json
-import os
 import shutil
 import subprocess
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+
+from sandbox import cached_build
 
 DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.8.1"
 RECIPE_FILE = "kafkaops-home.json"
@@ -166,11 +165,7 @@ class KafkaHomeError(RuntimeError):
 
 
 def cache_root() -> Path:
-    explicit = os.environ.get("KAFKAOPS_KAFKA_CACHE")
-    if explicit:
-        return Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "kafkaops-mirror" / "kafka"
+    return cached_build.cache_dir("KAFKAOPS_KAFKA_CACHE", "kafka")
 
 
 def release(version: str) -> Release:
@@ -201,11 +196,7 @@ def home_path(version: str) -> Path:
 
 
 def is_built(version: str) -> bool:
-    recipe_file = home_path(version) / RECIPE_FILE
-    try:
-        return json.loads(recipe_file.read_text()) == _recipe(release(version))
-    except (OSError, ValueError):
-        return False
+    return cached_build.is_built(home_path(version), RECIPE_FILE, _recipe(release(version)))
 
 
 def _fetch_jars(spec: Release, libs: Path, work: Path) -> None:
@@ -247,36 +238,15 @@ def ensure_home(version: str, log=print) -> Path:
     """The home of `version`, assembled first when missing or built from another recipe."""
     spec = release(version)
     home = home_path(version)
-    if is_built(version):
-        return home
-    home.parent.mkdir(parents=True, exist_ok=True)
-    # One builder at a time (the test workers' sandboxes start together); a waiter finds the home built.
-    with open(home.parent / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not is_built(version):
-            _assemble(spec, home, log)
-    return home
 
-
-def _assemble(spec: Release, home: Path, log) -> None:
-    version = spec.version
-    log(f"kafka_dist: assembling Kafka {version} in {home} from Maven Central")
-    # Built beside the final place and renamed into it, so a home is either whole or absent (an interrupted build or
-    # two builds at once never leave half a libs/).
-    staging = Path(tempfile.mkdtemp(prefix=f".{version}-", dir=home.parent))
-    try:
+    def assemble(staging: Path) -> None:
         (staging / "libs").mkdir()
         _fetch_jars(spec, staging / "libs", staging)
         (staging / "pom.xml").unlink()
         _write_launchers(spec, staging)
-        (staging / RECIPE_FILE).write_text(json.dumps(_recipe(spec), indent=2) + "\n")
-        staging.chmod(0o755)  # mkdtemp makes it 0700; the MirrorMaker service user reads the home
-        if home.exists():
-            shutil.rmtree(home)
-        staging.rename(home)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
+
+    return cached_build.ensure(home, RECIPE_FILE, _recipe(spec), assemble,
+                               lambda: log(f"kafka_dist: assembling Kafka {version} in {home} from Maven Central"))
 
 
 def main(argv: list | None = None) -> int:

@@ -17,6 +17,7 @@ another with live output, as before.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import shutil
@@ -72,46 +73,6 @@ QUEUE = ("integration", "molecule", "units", "sanity", "lint")
 # intervals, Spark start), so more workers than the machine's 2 cores pay off, the more so once the other lane has
 # finished its stages. Worker K uses nets SANDBOX_NET + 2K and + 2K + 1.
 INTEGRATION_WORKERS = int(os.environ.get("INTEGRATION_WORKERS", "4"))
-# The integration files that take longest (each whole mirror.yml runs or Spark cluster), longest first: handed out first,
-# so that none of them starts last and holds the stage up alone. The other files follow in path order. Only the order
-# depends on this list: a missing or stale entry costs time, never a test.
-LONGEST_FIRST = (
-    # The real-Kafka unit (tests/integration/conftest.py REAL_KAFKA_FILES: this file and the kafka/ files, on one lab) first:
-    # it is the longest unit. Then the files with a real-Kafka lab of their own.
-    "tests/integration/real_kafka/test_real_kafka.py",
-    "tests/integration/differential/test_mm2_differential.py",
-    "tests/integration/real_kafka/test_newest_release.py",
-    "tests/integration/mirror/test_quick_start_hn0.py",
-    "tests/integration/mirror_validation/test_oldest_runtime.py",
-    # Per-file totals of a clean-clone `.ci/run` (2026-11-26, loaded machine), longest first; test_stale_state.py and the
-    # failover files grew since (a rebuilt target, a crash and re-copy).
-    "tests/integration/day_two/test_day_two.py",
-    "tests/integration/mirrormaker2/test_mirrormaker2_role.py",
-    "tests/integration/kafka/test_kafka_topics_role.py",
-    "tests/integration/kafka/test_kafka_topic_module.py",
-    "tests/integration/mirrormaker2/test_kafka_versions.py",
-    "tests/integration/mirror_validation/test_role.py",
-    "tests/integration/mirrormaker2/test_mirrormaker2_absent.py",
-    "tests/integration/failover/test_failover_mm2.py",
-    "tests/integration/preflight/test_preflight.py",
-    "tests/integration/molecule_docker/test_docker_scenario.py",
-    "tests/integration/mirror/test_mirror_playbook_faults.py",
-    "tests/integration/ambari/test_ambari_modules.py",
-    "tests/integration/kafka/test_kafka_info_modules.py",
-    "tests/integration/mirror_host/test_mirror_host_role.py",
-    "tests/integration/preflight/test_stale_state.py",
-    "tests/integration/hosts_sync/test_hosts_sync_role.py",
-    "tests/integration/failover/test_failover.py",
-    "tests/integration/mirror_validation/test_with_mm2_stand_in.py",
-    "tests/integration/connection/test_tls_connection.py",
-    "tests/integration/ambari/test_role_ambari_kafka.py",
-    "tests/integration/connection/test_connection_reaches_every_role.py",
-    "tests/integration/ambari/test_ambari_emulator_strictness.py",
-    "tests/integration/mirrormaker2/test_mirrormaker2_accounts.py",
-    "tests/integration/kafka/test_topic_drift.py",
-    "tests/integration/mirror_validation/test_validation_job.py",
-)
-
 _print_lock = threading.Lock()
 _live = threading.local()  # .stream: copy the command's output to stdout as it comes (serial mode)
 
@@ -147,31 +108,25 @@ def junit_counts(path: Path) -> tuple[int, int, int]:
     return total - failed - skipped, failed, skipped
 
 
-def offline_get_pip() -> Path:
-    """Put the offline get-pip stand-in where `ansible-test sanity --venv` looks for its download (docs/reference/toolchain.md #1).
-
-    ansible-test fetches get-pip from the internet unless ~/.ansible/test/cache holds it under the pip version it
-    pins; a machine that reaches only the package registries fails there. The stand-in bootstraps pip from the
-    interpreter's bundled wheel and installs the rest from the package index, so it works with or without internet.
-    An existing file (a real download) is kept.
-    """
-    from ansible_test._internal.host_configs import NativePythonConfig
-    from ansible_test._internal.python_requirements import get_venv_packages
-
-    pip_version = get_venv_packages(NativePythonConfig(version="3.11", path=None))["pip"]
-    cached = Path.home() / ".ansible" / "test" / "cache" / f"get_pip_{pip_version.replace('.', '_')}.py"
-    if not cached.exists():
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(REPO / "tests" / "sanity" / "get_pip_offline.py", cached)
-    return cached
+# ansible-test bootstraps pip in each sanity virtualenv with a get-pip script it downloads from the internet, and a
+# machine that reaches only the package registries fails there (docs/reference/toolchain.md #1). Its failure names the
+# file it would use instead (pip's version in the name), so the stage puts the offline stand-in there and runs again:
+# this keeps to ansible-test's command line and messages, not its internals. An existing file (a real download) is kept.
+GET_PIP_MISSING = re.compile(r"The bootstrap script can be manually downloaded and saved to: (\S+)")
+GET_PIP_OFFLINE = REPO / "tests" / "sanity" / "get_pip_offline.py"
 
 
 def stage_sanity(out: Path) -> Outcome:
-    offline_get_pip()
     tree = collection_tree()
     log = out / "sanity.log"
+    cmd = [str(BIN / "ansible-test"), "sanity", "--venv", "--python", "3.11", "--color", "no"]
     try:
-        code = run([str(BIN / "ansible-test"), "sanity", "--venv", "--python", "3.11", "--color", "no"], tree, log)
+        code = run(cmd, tree, log)
+        missing = GET_PIP_MISSING.search(log.read_text())
+        if code and missing and not Path(missing.group(1)).exists():
+            Path(missing.group(1)).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(GET_PIP_OFFLINE, missing.group(1))
+            code = run(cmd, tree, log)
     finally:
         if tree != REPO:
             shutil.rmtree(tree.parents[2], ignore_errors=True)
@@ -197,10 +152,45 @@ def stage_command(name: str, cmd: list[str], cwd: Path, out: Path) -> Outcome:
     return Outcome(name, passed=int(code == 0), failed=int(code != 0))
 
 
-def integration_files() -> list[str]:
-    """Every integration test file, LONGEST_FIRST first (pytest keeps the order of distinct file arguments)."""
+def file_seconds(junit: Path) -> dict[str, float]:
+    """Seconds per test file in a pytest JUnit XML report (a test case's time includes its fixtures' set-up and
+    tear-down, so a file's module fixtures count); an absent or unreadable report gives nothing."""
+    try:
+        root = ET.parse(junit).getroot()
+    except (OSError, ET.ParseError):
+        return {}
+    seconds: dict[str, float] = {}
+    for case in root.iter("testcase"):
+        # classname is the dotted module path, a test class's name appended: tests.integration.x.test_y[.TestZ]
+        parts = case.get("classname", "").split(".")
+        while parts and not parts[-1].startswith("test_"):
+            parts.pop()
+        path = "/".join(parts) + ".py"
+        seconds[path] = seconds.get(path, 0.0) + float(case.get("time", 0) or 0)
+    return seconds
+
+
+# Seconds per integration file of a whole suite run, for the order of a run with no report of its own (a fresh clone,
+# which is what CI runs): without it the longest files (the real-Kafka labs) would start last. Written by
+# `python -m tests.run_suite --write-durations` from the last run's report; a stale entry costs time, never a test.
+DURATIONS = REPO / "tests" / "integration" / "durations.json"
+
+
+def integration_files(previous: Path) -> list[str]:
+    """Every integration test file, the longest first by the previous run's report (else DURATIONS), so that none of them
+    starts last and holds the stage up alone (pytest keeps the order of distinct file arguments). Files neither knows
+    (new ones) come first in path order: only the order depends on the times, never a test."""
     every = sorted(path.relative_to(REPO).as_posix() for path in (REPO / "tests" / "integration").rglob("test_*.py"))
-    return [path for path in LONGEST_FIRST if path in every] + [path for path in every if path not in LONGEST_FIRST]
+    seconds = file_seconds(previous) or json.loads(DURATIONS.read_text())
+    return sorted(every, key=lambda path: (path in seconds, -seconds.get(path, 0.0)))
+
+
+def write_durations(report: Path) -> None:
+    seconds = file_seconds(report)
+    if not seconds:
+        raise SystemExit(f"no test times in {report}: run the integration stage first")
+    DURATIONS.write_text(json.dumps({path: round(value) for path, value in sorted(seconds.items())}, indent=1) + "\n")
+    print(f"wrote {len(seconds)} files' seconds to {DURATIONS.relative_to(REPO)}")
 
 
 def integration_workers() -> list[str]:
@@ -262,15 +252,20 @@ def main() -> int:
     parser.add_argument("--only", nargs="*", help="stages to run (sanity units lint integration molecule)")
     parser.add_argument("--out", default=str(REPO / "tests" / "output" / "suite"))
     parser.add_argument("--serial", action="store_true", help="one stage after another, output as it comes (no lanes)")
+    parser.add_argument("--write-durations", action="store_true",
+                        help="write the last integration run's seconds per file (<out>/integration.xml) to tests/integration/durations.json and exit")
     args = parser.parse_args()
     out = Path(args.out)
+    if args.write_durations:
+        write_durations(out / "integration.xml")
+        return 0
     out.mkdir(parents=True, exist_ok=True)
 
     stages = {
         "sanity": lambda: stage_sanity(out),
         "units": lambda: stage_pytest("units", ["tests/unit"], out, []),
         "lint": lambda: stage_command("lint", [str(BIN / "ansible-lint"), "--profile", "production"], REPO, out),
-        "integration": lambda: stage_pytest("integration", integration_files(), out, ["-m", "integration", *integration_workers()]),
+        "integration": lambda: stage_pytest("integration", integration_files(out / "integration.xml"), out, ["-m", "integration", *integration_workers()]),
         "molecule": lambda: stage_command("molecule", [str(BIN / "molecule"), "test", "-s", "default"], REPO, out),
     }
     names = list(dict.fromkeys(args.only or stages))

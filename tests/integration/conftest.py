@@ -8,8 +8,8 @@ end of the session even when tests fail.
 
 Under pytest-xdist (`-n N --dist loadfile`, as `make test` runs them) every worker is a session of its
 own: worker K uses net SANDBOX_NET + 2*K, so the workers' sandboxes never share an address. Each test
-file stays on one worker (module fixtures are built once); tests/run_suite.py lists the longest files
-first so that none of them starts last.
+file stays on one worker (module fixtures are built once); tests/run_suite.py hands the files out longest
+first (as its previous run timed them) so that none of them starts last.
 """
 from __future__ import annotations
 
@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from sandbox import api, probes
+from sandbox import probes
+from tests.support.sandbox_fixture import running_sandbox
 
 NETS_PER_WORKER = 2  # noida on net, tansu on net + 1
 # Molecule's sandbox (molecule/default/molecule.yml) and `make demo` (net 0) must never be reached by a worker's block.
@@ -43,15 +44,8 @@ def sandbox_net() -> int:
 
 
 def _sandbox(tmp_path_factory, provider: str, net: int):
-    directory = tmp_path_factory.mktemp(f"sandbox-{provider}")
-    try:
-        state = api.up(directory, provider=provider, net=net)
-    except api.SandboxError as exc:
-        pytest.fail(f"sandbox ({provider}, net {net}) did not start: {exc}")
-    try:
+    with running_sandbox(tmp_path_factory.mktemp(f"sandbox-{provider}"), f"sandbox ({provider}, net {net})", provider=provider, net=net) as state:
         yield state
-    finally:
-        api.down(directory)
 
 
 @pytest.fixture(scope="session")
@@ -77,15 +71,9 @@ def sandbox_apache(tmp_path_factory, sandbox_net):
     """Both clusters on real Apache Kafka (sandbox/kafka_dist.py): three brokers each, primary 2.4.1 with ZooKeeper
     (HDInsight 5.0), secondary 3.2.0 (HDInsight 5.1), MirrorMaker's home of 3.2.0. One per worker, and every file that
     uses it runs on one worker (REAL_KAFKA_FILES), so a test run starts it once."""
-    directory = tmp_path_factory.mktemp("sandbox-apache")
-    try:
-        state = api.up(directory, provider="apache", net=sandbox_net, subnet=APACHE_SUBNET, timeout=600)
-    except api.SandboxError as exc:
-        pytest.fail(f"sandbox (apache, net {sandbox_net}, subnet {APACHE_SUBNET}) did not start: {exc}")
-    try:
+    with running_sandbox(tmp_path_factory.mktemp("sandbox-apache"), f"sandbox (apache, net {sandbox_net}, subnet {APACHE_SUBNET})",
+                         down_timeout=90, provider="apache", net=sandbox_net, subnet=APACHE_SUBNET, timeout=600) as state:
         yield state
-    finally:
-        api.down(directory, timeout=90)
 
 
 # The test files on the real-Kafka lab: pytest-xdist hands them to one worker together (one lab of eight JVMs per run, not

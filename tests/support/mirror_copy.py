@@ -10,13 +10,16 @@ checkpoint checks have something real to read.
 from __future__ import annotations
 
 import time
+import uuid
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional
 
-from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
+from confluent_kafka import Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
+from kafka import KafkaConsumer
 
 from sandbox.mm2.records import MirrorRecords
+from tests.support.read_back import read_records
 
 SOURCE_ALIAS, TARGET_ALIAS = "primary", "secondary"
 MM2_RECORDS = MirrorRecords(SOURCE_ALIAS, TARGET_ALIAS)
@@ -89,29 +92,16 @@ def produce_mm2_records(bootstrap: str, records: list) -> None:
         raise RuntimeError("producing MirrorMaker 2 records on %s did not finish" % bootstrap)
 
 
-def read_back(bootstrap: str, topic: str, partitions: int) -> Dict[int, List[Record]]:
+def read_back(bootstrap: str, topic: str) -> Dict[int, List[Record]]:
     """Everything in `topic`, as the copy's input: what the source broker really stored."""
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "mirror-validation-test-copy", "enable.auto.commit": False,
-                         "enable.partition.eof": True, "receive.message.max.bytes": RECEIVE_MAX_BYTES})
-    result: Dict[int, List[Record]] = {p: [] for p in range(partitions)}
+    # Quirk (noida-db 0.2.3 + kafka-python 3.0.12): DescribeCluster v0 KeyError; pin the protocol level.
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, api_version=(2, 7), group_id=None, enable_auto_commit=False,
+                             receive_message_max_bytes=RECEIVE_MAX_BYTES, request_timeout_ms=15000)
     try:
-        consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
-        done, deadline = set(), time.monotonic() + TIMEOUT_S
-        while len(done) < partitions:
-            if time.monotonic() > deadline:
-                raise RuntimeError("reading %s from %s: partitions %s never reached their end" % (topic, bootstrap, set(range(partitions)) - done))
-            message = consumer.poll(0.5)
-            if message is None:
-                continue
-            if message.error():
-                if message.error().code() == KafkaError._PARTITION_EOF:
-                    done.add(message.partition())
-                    continue
-                raise RuntimeError("reading %s from %s: %s" % (topic, bootstrap, message.error()))
-            result[message.partition()].append(Record(message.key(), message.value(), list(message.headers() or []), message.timestamp()[1]))
+        return {partition: [Record(r.key, r.value, list(r.headers or []), r.timestamp) for r in records]
+                for partition, records in read_records(consumer, topic, TIMEOUT_S).items()}
     finally:
         consumer.close()
-    return result
 
 
 def build(source_bootstrap: str, target_bootstrap: str, topic: str, scenario: Scenario, partitions: int = 3, per_partition: int = 100) -> dict:
@@ -119,7 +109,7 @@ def build(source_bootstrap: str, target_bootstrap: str, topic: str, scenario: Sc
     target_topic = MM2_RECORDS.remote_topic(topic)
     ensure_topic(source_bootstrap, topic, partitions)
     produce(source_bootstrap, topic, source_records(topic, partitions, per_partition))
-    stored = read_back(source_bootstrap, topic, partitions)
+    stored = read_back(source_bootstrap, topic)
     if scenario.create_target:
         copied = scenario.mutate(stored) if scenario.mutate else stored
         ensure_topic(target_bootstrap, target_topic, partitions)
@@ -144,6 +134,17 @@ def delete_records_before(bootstrap: str, topic: str, partitions: int, offset: i
 def prepare_internal_topics(source_bootstrap: str, target_bootstrap: str) -> None:
     ensure_topic(source_bootstrap, MM2_RECORDS.offset_syncs_topic, 1, {"cleanup.policy": "compact"})
     ensure_topic(target_bootstrap, MM2_RECORDS.checkpoints_topic, 1, {"cleanup.policy": "compact"})
+
+
+def build_on(state: dict, prefix: str, scenarios: list) -> dict:
+    """{scenario name: build()'s names}: every scenario as topics of its own on the sandbox `state`, named
+    `<prefix><6 random hex digits>-<scenario>` so that runs and modules never share one, the MirrorMaker internal topics
+    prepared first."""
+    source = state["clusters"][SOURCE_ALIAS]["bootstrap_servers"]
+    target = state["clusters"][TARGET_ALIAS]["bootstrap_servers"]
+    prepare_internal_topics(source, target)
+    prefix = "%s%s" % (prefix, uuid.uuid4().hex[:6])
+    return {scenario.name: build(source, target, "%s-%s" % (prefix, scenario.name), scenario) for scenario in scenarios}
 
 
 # Ways to break a copy, each the defect one test expects the validator to find.

@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import time
 
-from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
+from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
 
 from sandbox.mm2 import release
 from sandbox.mm2.behaviour import Behaviour
 from sandbox.mm2.records import MirrorRecords
 from sandbox.mm2.sync_store import OffsetSyncStore
+from tests.support.read_back import read_records
 
 # Quirk (noida-db 0.2.3): it ignores fetch size limits and answers with everything to the end of the
 # partition; raise kafka-python's receive cap so that a whole test topic fits in one reply.
@@ -38,19 +39,7 @@ def read_all(bootstrap, topic):
     """{partition: [ConsumerRecord, ...]} of the whole topic, read with an independent consumer."""
     consumer = KafkaConsumer(**_client_options(bootstrap), enable_auto_commit=False, group_id=None, receive_message_max_bytes=RECEIVE_MAX)
     try:
-        partitions = [TopicPartition(topic, p) for p in sorted(consumer.partitions_for_topic(topic) or [])]
-        consumer.assign(partitions)
-        ends = consumer.end_offsets(partitions)
-        consumer.seek_to_beginning(*partitions)
-        records = {tp.partition: [] for tp in partitions}
-        for _attempt in range(600):
-            if all(consumer.position(tp) >= ends[tp] for tp in partitions):
-                break
-            for tp, batch in consumer.poll(timeout_ms=200).items():
-                records[tp.partition].extend(r for r in batch if r.offset < ends[tp])
-        else:
-            raise AssertionError(f"could not read {topic} to its end")
-        return records
+        return read_records(consumer, topic, 120)
     finally:
         consumer.close()
 
@@ -62,6 +51,27 @@ def ensure_topic(bootstrap, topic, partitions):
             admin.create_topics({topic: {"num_partitions": partitions, "replication_factor": 1}})
     finally:
         admin.close()
+
+
+def indexed_producer(bootstrap):
+    # One request in flight and acks from every replica: the records land in the order sent, so a key's index is its offset.
+    return KafkaProducer(**_client_options(bootstrap), acks="all", max_in_flight_requests_per_connection=1, linger_ms=5)
+
+
+def send_indexed(producer, topic, indexes, partitions=(0, 1)):
+    """Records keyed `<topic>-p<partition>-<index>` (resume_and_count's key rule), `index` being the source offset."""
+    for index in indexes:
+        for partition in partitions:
+            producer.send(topic, key=f"{topic}-p{partition}-{index}".encode(), value=b"v%d" % index, partition=partition)
+    producer.flush(30)
+
+
+def produce_indexed(bootstrap, topic, indexes, partitions=(0, 1)):
+    producer = indexed_producer(bootstrap)
+    try:
+        send_indexed(producer, topic, indexes, partitions)
+    finally:
+        producer.close()
 
 
 def mirror_pass(source_bootstrap, target_bootstrap, source_alias, target_alias, topic, groups, offset_lag_max=100, duplicate_first=0,

@@ -7,6 +7,9 @@ import time
 
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.errors import TopicAlreadyExistsError
+from kafka.structs import OffsetAndMetadata
+
+from tests.support.read_back import read_records
 
 # Quirk (noida-db 0.2.3 + kafka-python 3.0.12): DescribeCluster v0 KeyError and CreateTopics v0/v1 drop; pin the level.
 API_VERSION = (2, 7)
@@ -51,18 +54,17 @@ def read_all(bootstrap, topic):
     """{partition: [(key, value, headers, timestamp), ...]} of the whole topic."""
     consumer = KafkaConsumer(**_options(bootstrap), group_id=None, enable_auto_commit=False, receive_message_max_bytes=RECEIVE_MAX)
     try:
-        partitions = [TopicPartition(topic, p) for p in sorted(consumer.partitions_for_topic(topic) or [])]
-        if not partitions:
-            return {}
-        consumer.assign(partitions)
-        consumer.seek_to_beginning(*partitions)
-        ends = consumer.end_offsets(partitions)
-        records = {tp.partition: [] for tp in partitions}
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and any(consumer.position(tp) < ends[tp] for tp in partitions):
-            for tp, batch in consumer.poll(timeout_ms=500).items():
-                records[tp.partition].extend((r.key, r.value, tuple(r.headers), r.timestamp) for r in batch)
-        return records
+        return {partition: [(r.key, r.value, tuple(r.headers), r.timestamp) for r in records]
+                for partition, records in read_records(consumer, topic).items()}
+    finally:
+        consumer.close()
+
+
+def commit(bootstrap, group, topic, offsets):
+    """Commit `offsets` ({partition: offset} of `topic`) for `group`, as a consumer that has read that far would."""
+    consumer = KafkaConsumer(**_options(bootstrap), group_id=group, enable_auto_commit=False)
+    try:
+        consumer.commit({TopicPartition(topic, partition): OffsetAndMetadata(offset, "", -1) for partition, offset in offsets.items()})
     finally:
         consumer.close()
 

@@ -28,18 +28,17 @@ that Python): a test fails on it.
 from __future__ import annotations
 
 import argparse
-import fcntl
 import hashlib
 import json
 import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import zipfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from sandbox import cached_build
 from tests.support.checkout import REPO
 
 PINS = REPO / "roles" / "mirror_host" / "files" / "requirements-py38.txt"
@@ -81,11 +80,7 @@ class Runtime:
 
 
 def cache_root() -> Path:
-    explicit = os.environ.get("KAFKAOPS_OLDEST_RUNTIME_CACHE")
-    if explicit:
-        return Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "kafkaops-mirror" / "oldest-runtime"
+    return cached_build.cache_dir("KAFKAOPS_OLDEST_RUNTIME_CACHE", "oldest-runtime")
 
 
 def _run(command, what, error=RuntimeBuildError, **kwargs):
@@ -100,35 +95,9 @@ def _run(command, what, error=RuntimeBuildError, **kwargs):
     return result.stdout + result.stderr
 
 
-def _built(path: Path, recipe: dict) -> bool:
-    try:
-        return json.loads((path / RECIPE_FILE).read_text()) == recipe
-    except (OSError, ValueError):
-        return False
-
-
 def _ensure(path: Path, recipe: dict, build, log) -> Path:
     """`path`, built by build(staging) first when missing or from another recipe; one builder at a time."""
-    if _built(path, recipe):
-        return path
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path.parent / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if _built(path, recipe):
-            return path
-        log("oldest_runtime: building %s" % path)
-        staging = Path(tempfile.mkdtemp(prefix=".%s-" % path.name, dir=path.parent))
-        try:
-            build(staging)
-            (staging / RECIPE_FILE).write_text(json.dumps(recipe, indent=2) + "\n")
-            staging.chmod(0o755)
-            if path.exists():
-                shutil.rmtree(path)
-            staging.rename(path)
-        except BaseException:
-            shutil.rmtree(staging, ignore_errors=True)
-            raise
-    return path
+    return cached_build.ensure(path, RECIPE_FILE, recipe, build, lambda: log("oldest_runtime: building %s" % path))
 
 
 def _extract(archive: Path, root: str, destination: Path) -> None:
@@ -224,23 +193,21 @@ def _venv(python: str, log) -> Path:
         _run(pip + ["-r", str(PINS)], "Python %s: pip install -r %s" % (version, PINS.relative_to(REPO)))
 
     path = cache_root() / ("venv-" + key)
-    if not _built(path, recipe):
+    if not cached_build.is_built(path, RECIPE_FILE, recipe):
         _ensure_venv_in_place(path, recipe, build, log)
     return path
 
 
 def _ensure_venv_in_place(path: Path, recipe: dict, build, log) -> None:
     """A virtualenv records its own path, so it is built where it stays; the recipe file, written last, marks it whole."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path.parent / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if _built(path, recipe):
+    with cached_build.one_builder(path.parent):
+        if cached_build.is_built(path, RECIPE_FILE, recipe):
             return
         log("oldest_runtime: building %s" % path)
         shutil.rmtree(path, ignore_errors=True)
         try:
             build(path)
-            (path / RECIPE_FILE).write_text(json.dumps(recipe, indent=2) + "\n")
+            cached_build.write_recipe(path, RECIPE_FILE, recipe)
         except BaseException:
             shutil.rmtree(path, ignore_errors=True)
             raise

@@ -8,6 +8,8 @@ Run with a sandbox node's python (names resolve there as on that node):
     python read_back.py BOOTSTRAP produce TOPIC N   -> produces N records to partition 0, one request each
     python read_back.py BOOTSTRAP send-once TOPIC   -> {"acknowledged": bool, "error"}: one record, 5 s for the topic's
                                                        metadata (a topic that does not exist is created only by auto-create)
+    python read_back.py BOOTSTRAP keyed TOPIC PARTITIONS PER_PARTITION
+                                                    -> PER_PARTITION records to each partition, keyed p<partition>-<index>
     python read_back.py BOOTSTRAP commit GROUP TOPIC PARTITION OFFSET
     python read_back.py BOOTSTRAP create NAME PARTITIONS REPLICATION_FACTOR
     python read_back.py BOOTSTRAP keys TOPIC        -> {"keys": {partition: [key, ...]}} (every record to the end, in order)
@@ -39,6 +41,8 @@ def main(bootstrap, command, *args):
             return {"acknowledged": False, "error": repr(exc)[:300]}
         finally:
             producer.close(timeout=5)
+    if command == "keyed":
+        return {"produced": produce_keyed(bootstrap, args[0], int(args[1]), int(args[2]))}
     if command == "commit":
         group, topic, partition, offset = args[0], args[1], int(args[2]), int(args[3])
         consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False, request_timeout_ms=30000)
@@ -81,23 +85,44 @@ def main(bootstrap, command, *args):
     raise SystemExit(f"unknown command {command}")
 
 
+def produce_keyed(bootstrap, topic, partitions, per_partition):
+    """Records keyed p<partition>-<index> (a key says where its record came from), valued v<index>; returns how many."""
+    producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=5)
+    for partition in range(partitions):
+        for index in range(per_partition):
+            producer.send(topic, key=b"p%d-%d" % (partition, index), value=b"v%d" % index, partition=partition)
+    producer.flush()
+    producer.close()
+    return partitions * per_partition
+
+
 def read_keys(bootstrap, topic):
     consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, group_id=None, request_timeout_ms=10000)
     try:
-        partitions = [TopicPartition(topic, p) for p in sorted(consumer.partitions_for_topic(topic) or [])]
-        consumer.assign(partitions)
-        ends = consumer.end_offsets(partitions)
-        consumer.seek_to_beginning(*partitions)
-        keys = {tp.partition: [] for tp in partitions}
-        deadline = time.monotonic() + 120
-        while any(consumer.position(tp) < ends[tp] for tp in partitions):
-            if time.monotonic() > deadline:
-                raise SystemExit(f"could not read {topic} to its end in 120 s")
-            for tp, batch in consumer.poll(timeout_ms=500).items():
-                keys[tp.partition].extend(r.key.decode() for r in batch if r.offset < ends[tp])
-        return keys
+        return {partition: [r.key.decode() for r in records] for partition, records in read_records(consumer, topic, 120).items()}
     finally:
         consumer.close()
+
+
+def read_records(consumer, topic, timeout_s=60):
+    """{partition: [ConsumerRecord, ...]} of the whole `topic`, from its beginning to the end offsets it has when the read
+    starts (records written meanwhile are left out), through `consumer` (assigned: no group joins); {} for a topic the
+    cluster does not know. The one consume helper of the tests: they import it, and this script's `keys` runs it on a node.
+    AssertionError when the end is not reached in timeout_s."""
+    partitions = [TopicPartition(topic, p) for p in sorted(consumer.partitions_for_topic(topic) or [])]
+    if not partitions:
+        return {}
+    consumer.assign(partitions)
+    consumer.seek_to_beginning(*partitions)
+    ends = consumer.end_offsets(partitions)
+    records = {tp.partition: [] for tp in partitions}
+    deadline = time.monotonic() + timeout_s
+    while any(consumer.position(tp) < ends[tp] for tp in partitions):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"could not read {topic} to its end offsets {ends} in {timeout_s} s")
+        for tp, batch in consumer.poll(timeout_ms=500).items():
+            records[tp.partition].extend(r for r in batch if r.offset < ends[tp])
+    return records
 
 
 if __name__ == "__main__":

@@ -24,6 +24,17 @@ MM2_MAIN_CLASS = "org.apache.kafka.connect.mirror.MirrorMaker"
 MM2_PROPERTIES = Path("/etc/kafka-mirrormaker2/connect-mirror-maker.properties")
 
 
+def mirror_plan(prefix: str, health_timeout: int) -> dict:
+    """Extra vars for playbooks/mirror.yml on the lab, for the topics and groups `<prefix>-.*`: one flow primary -> secondary
+    that finds new topics and groups and checkpoints within seconds, so a test waits little for them."""
+    flow = {"source": "primary", "target": "secondary", "topics": [f"{prefix}-.*"], "groups": [f"{prefix}-.*"],
+            "refresh_topics_interval_seconds": 10, "refresh_groups_interval_seconds": 5, "emit_checkpoints_interval_seconds": 5}
+    return {"mirrormaker2_flows": [flow], "mirrormaker2_health_timeout": health_timeout, "mirrormaker2_health_poll_interval": 2,
+            # The lab's 2 cores: MirrorMaker's heap as small as its work allows (HDInsight's head nodes have GBs).
+            "mirrormaker2_heap_opts": "-Xms128m -Xmx384m",
+            "mirror_topics": f"{prefix}-.*", "mirror_validation_topics": f"{prefix}-.*", "mirror_validation_catch_up_timeout": 180}
+
+
 class RealLab:
     """One lab's state (sandbox.api.up's answer) and the extra vars every play of a test module starts from."""
 
@@ -44,14 +55,18 @@ class RealLab:
         return json.loads(proc.stdout.strip().splitlines()[-1])
 
     def produce_keyed(self, topic: str, partitions: int, per_partition: int) -> None:
-        """`per_partition` records per partition of the primary's `topic`, keyed p<partition>-<index>: a key says where its
-        record came from."""
-        script = ("import sys; from kafka import KafkaProducer\n"
-                  "p = KafkaProducer(bootstrap_servers=sys.argv[1], acks='all', linger_ms=5)\n"
-                  f"[p.send({topic!r}, key=b'p%d-%d' % (n, i), value=b'v%d' % i, partition=n) for n in range({partitions}) for i in range({per_partition})]\n"
-                  "p.flush(); p.close()\n")
-        subprocess.run([self.node("primary", 1)["python"], "-c", script, self.state["clusters"]["primary"]["bootstrap_servers"]],
-                       check=True, timeout=180)
+        """`per_partition` records per partition of the primary's `topic`, keyed p<partition>-<index> (read_back.py's `keyed`)."""
+        self.client("primary", "keyed", topic, partitions, per_partition)
+
+    def assert_copied_whole(self, remote: str, partitions: int, per_partition: int) -> dict:
+        """The secondary's `remote` topic has its source's partitions, replication factor 3 and every key produce_keyed wrote
+        there; returns the secondary's topics (read_back.py's `topics`) for further checks."""
+        topics = self.client("secondary", "topics")["topics"]
+        assert topics[remote] == {"partitions": partitions, "replication_factor": 3}, topics.get(remote)
+        keys = self.client("secondary", "keys", remote)["keys"]
+        for partition in range(partitions):
+            assert sorted(set(keys[str(partition)])) == sorted(f"p{partition}-{i}" for i in range(per_partition)), partition
+        return topics
 
     def play(self, playbook: Path, check: bool = False, tags: str | None = None, **extra):
         return run_playbook(playbook, inventory=self.inventory, extra_vars={**self.plan, **extra}, check=check, tags=tags, diff=True, timeout=1200)

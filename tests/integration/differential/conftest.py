@@ -40,8 +40,10 @@ from kafka.admin import ConfigResource, ConfigResourceType
 from kafka.partitioner.default import murmur2
 from kafka.structs import OffsetAndMetadata
 
-from sandbox import api, kafka_dist
+from sandbox import kafka_dist
 from tests.support.checkout import REPO, collections_path
+from tests.support.read_back import read_records
+from tests.support.sandbox_fixture import running_sandbox
 
 LAB_SUBNET = 44  # third octets 44 and 45 of the worker's net: no other test file uses them
 LAB_RELEASE = "3.9.2"  # the brokers of both clusters; every MirrorMaker release mirrors between them
@@ -151,20 +153,8 @@ class Cluster:
         """{partition: [(offset, key, value, headers, timestamp), ...]} of the whole topic, {} when it does not exist."""
         consumer = self.consumer(receive_message_max_bytes=256 * 1024 * 1024)
         try:
-            partitions = [TopicPartition(topic, p) for p in sorted(consumer.partitions_for_topic(topic) or [])]
-            if not partitions:
-                return {}
-            consumer.assign(partitions)
-            consumer.seek_to_beginning(*partitions)
-            ends = consumer.end_offsets(partitions)
-            records = {tp.partition: [] for tp in partitions}
-            deadline = time.monotonic() + 60
-            while any(consumer.position(tp) < ends[tp] for tp in partitions):
-                if time.monotonic() > deadline:
-                    raise AssertionError(f"could not read {topic} to its end offsets {ends} in 60 s")
-                for tp, batch in consumer.poll(timeout_ms=500).items():
-                    records[tp.partition].extend((r.offset, r.key, r.value, tuple(r.headers or ()), r.timestamp) for r in batch)
-            return records
+            return {partition: [(r.offset, r.key, r.value, tuple(r.headers or ()), r.timestamp) for r in records]
+                    for partition, records in read_records(consumer, topic).items()}
         finally:
             consumer.close()
 
@@ -504,20 +494,15 @@ def _read_back(run, source, target):
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory, sandbox_net):
     """Two 3-broker Kafka 3.9.2 clusters (KRaft) advertising their IPs, on this worker's net, third octets LAB_SUBNET and + 1."""
-    directory = tmp_path_factory.mktemp("differential-lab")
     started = time.monotonic()
-    try:
-        # advertise_ip: the runbook's IP-advertising snippet in each cluster's kafka-env, stored by Ambari and what the
-        # brokers start with, so this process and MirrorMaker reach the brokers by IP (docs/development.md).
-        state = api.up(directory, provider="apache", net=sandbox_net, subnet=LAB_SUBNET, node_mode="local",
-                       releases={"primary": LAB_RELEASE, "secondary": LAB_RELEASE}, kafka_version=LAB_RELEASE, timeout=600, advertise_ip=True)
-    except api.SandboxError as exc:
-        pytest.fail(f"the differential test's lab (apache {LAB_RELEASE}, net {sandbox_net}, subnet {LAB_SUBNET}) did not start: {exc}")
-    try:
+    # advertise_ip: the runbook's IP-advertising snippet in each cluster's kafka-env, stored by Ambari and what the
+    # brokers start with, so this process and MirrorMaker reach the brokers by IP (docs/development.md).
+    with running_sandbox(tmp_path_factory.mktemp("differential-lab"),
+                         f"the differential test's lab (apache {LAB_RELEASE}, net {sandbox_net}, subnet {LAB_SUBNET})", down_timeout=90,
+                         provider="apache", net=sandbox_net, subnet=LAB_SUBNET, node_mode="local",
+                         releases={"primary": LAB_RELEASE, "secondary": LAB_RELEASE}, kafka_version=LAB_RELEASE, timeout=600, advertise_ip=True) as state:
         yield {"state": state, "primary": state["clusters"]["primary"]["bootstrap_servers"],
                "secondary": state["clusters"]["secondary"]["bootstrap_servers"], "startup_seconds": round(time.monotonic() - started, 1)}
-    finally:
-        api.down(directory, timeout=90)
 
 
 def _delete_heartbeats(clusters):

@@ -18,12 +18,12 @@ import time
 from pathlib import Path
 
 import pytest
-from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
+from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
 from kafka.structs import OffsetAndMetadata
 
 from tests.support.ansible_play import run_module, run_playbook
 from tests.support.checkout import REPO
-from tests.support.mirror_fixture import NOIDA_API, ensure_topic, mirror_pass, resume_and_count, write_checkpoints
+from tests.support.mirror_fixture import NOIDA_API, ensure_topic, mirror_pass, produce_indexed, resume_and_count, write_checkpoints
 
 pytestmark = pytest.mark.integration
 
@@ -61,16 +61,6 @@ def admin(state, alias):
     return KafkaAdminClient(bootstrap_servers=bootstrap(state, alias), api_version=NOIDA_API, request_timeout_ms=15000)
 
 
-def produce(state, topic, partitions, count):
-    producer = KafkaProducer(bootstrap_servers=bootstrap(state, SOURCE), api_version=NOIDA_API, linger_ms=5)
-    for partition in range(partitions):
-        for index in range(count):
-            producer.send(topic, key=f"{topic}-p{partition}-{index}".encode(), value=f"value {index}".encode(),
-                          headers=[("n", str(index).encode())], partition=partition)
-    producer.flush(30)
-    producer.close()
-
-
 def commit_source(state, group, topic, offsets):
     """The group consumes exactly up to `offsets` on the source and commits (a real consumer: poll, then commit)."""
     consumer = KafkaConsumer(bootstrap_servers=bootstrap(state, SOURCE), group_id=group, enable_auto_commit=False, api_version=NOIDA_API)
@@ -99,8 +89,8 @@ def mirrored(sandbox):
     """Topics, groups and one mirror pass; the group fo-app then consumes a little more on the source."""
     ensure_topic(bootstrap(sandbox, SOURCE), TOPIC, 2)
     ensure_topic(bootstrap(sandbox, SOURCE), LATE_TOPIC, 1)
-    produce(sandbox, TOPIC, 2, PER_PARTITION)
-    produce(sandbox, LATE_TOPIC, 1, 80)
+    produce_indexed(bootstrap(sandbox, SOURCE), TOPIC, range(PER_PARTITION), partitions=range(2))
+    produce_indexed(bootstrap(sandbox, SOURCE), LATE_TOPIC, range(80), partitions=range(1))
     commit_source(sandbox, "fo-app", TOPIC, AT_CHECKPOINT)
     commit_source(sandbox, "fo-active", TOPIC, ACTIVE_AT)
     commit_source(sandbox, "fo-early", LATE_TOPIC, EARLY_AT)
@@ -130,7 +120,7 @@ def active_member(mirrored):
 def recopied(sandbox):
     """rc-orders mirrored once, then re-copied from RECOPY_FROM without a checkpoint; rc-stale with a stale checkpoint."""
     ensure_topic(bootstrap(sandbox, SOURCE), RECOPY_TOPIC, 1)
-    produce(sandbox, RECOPY_TOPIC, 1, RECOPY_RECORDS)
+    produce_indexed(bootstrap(sandbox, SOURCE), RECOPY_TOPIC, range(RECOPY_RECORDS), partitions=range(1))
     commit_source(sandbox, "rc-app", RECOPY_TOPIC, RECOPY_AT)
     commit_source(sandbox, "rc-stale", RECOPY_TOPIC, STALE_AT)
     mirror_pass(bootstrap(sandbox, SOURCE), bootstrap(sandbox, TARGET), SOURCE, TARGET, RECOPY_TOPIC, ["rc-app"], offset_lag_max=OFFSET_LAG_MAX)

@@ -29,7 +29,7 @@ from sandbox import nodes
 from tests.support.ansible_play import run_playbook
 from tests.support import mm2_kafka_io as kafka_io
 from tests.support.checkout import REPO
-from tests.support.mirror_fixture import NOIDA_API, RECEIVE_MAX, ensure_topic, resume_and_count
+from tests.support.mirror_fixture import NOIDA_API, RECEIVE_MAX, ensure_topic, indexed_producer, produce_indexed, resume_and_count, send_indexed
 
 pytestmark = pytest.mark.integration
 
@@ -91,27 +91,6 @@ def checkpoints_for(bootstrap, group):
         consumer.close()
 
 
-def indexed_producer(bootstrap):
-    # One request in flight and acks from every replica: the records land in the order sent, so a key's index is its offset.
-    return KafkaProducer(bootstrap_servers=bootstrap, api_version=NOIDA_API, acks="all", max_in_flight_requests_per_connection=1, linger_ms=5)
-
-
-def send_indexed(producer, topic, indexes, partitions=(0, 1)):
-    """Records keyed `<topic>-p<partition>-<index>` (resume_and_count's key rule), `index` being the source offset."""
-    for index in indexes:
-        for partition in partitions:
-            producer.send(topic, key=f"{topic}-p{partition}-{index}".encode(), value=b"v%d" % index, partition=partition)
-    producer.flush(30)
-
-
-def produce_indexed(bootstrap, topic, indexes):
-    producer = indexed_producer(bootstrap)
-    try:
-        send_indexed(producer, topic, indexes)
-    finally:
-        producer.close()
-
-
 def indexes_in(bootstrap, topic):
     """{partition: [index of each record, in offset order]} of the whole topic, read with an independent consumer."""
     return {partition: [int(record[0].decode().rsplit("-", 1)[1]) for record in records]
@@ -129,15 +108,6 @@ def committed_source_offsets(target_bootstrap, topic):
             if connector == "MirrorSourceConnector" and source_partition.get("topic") == topic and value:
                 found[source_partition["partition"]] = json.loads(value)["offset"]
     return found
-
-
-def commit(bootstrap, group, topic, offsets):
-    """Commit `offsets` ({partition: offset}) for `group`, as a consumer that has read that far would."""
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False, api_version=NOIDA_API)
-    try:
-        consumer.commit({TopicPartition(topic, partition): OffsetAndMetadata(offset, "", -1) for partition, offset in offsets.items()})
-    finally:
-        consumer.close()
 
 
 def mirrormaker_pid(deployed):
@@ -262,7 +232,7 @@ def test_crash_and_recopy_then_failover_and_validation(deployed, tmp_path):
     # A group whose position on the source is inside the re-copied range, checkpointed by MirrorMaker.
     position = {p: (recopied[p][0] + recopied[p][-1] + 1) // 2 for p in partitions}
     figures["group_position"] = position
-    commit(primary, RECOPY_GROUP, RECOPY_TOPIC, position)
+    kafka_io.commit(primary, RECOPY_GROUP, RECOPY_TOPIC, position)
     checkpoints = kafka_io.wait_for(lambda: _all_at(position)({p: c.upstream_offset for p, c in checkpoints_for(secondary, RECOPY_GROUP).items()}),
                                     60, 1)
     assert checkpoints, f"MirrorMaker wrote no checkpoints for {RECOPY_GROUP} at {position}"

@@ -17,10 +17,10 @@ import subprocess
 
 import pytest
 
-from sandbox import api
 from sandbox.nodes import ssh_argv
 from tests.support.ansible_play import run_playbook
 from tests.support.checkout import REPO
+from tests.support.sandbox_fixture import running_sandbox
 
 pytestmark = [pytest.mark.integration, pytest.mark.skipif(os.geteuid() != 0, reason="the nodes are SSH hosts only as root (ssh node mode)")]
 
@@ -32,15 +32,9 @@ REPORT_TASK = "kafkaops.mirror.hosts_sync : Say which short names are not copied
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory, sandbox_net):
-    directory = tmp_path_factory.mktemp("colliding-names")
-    try:
-        state = api.up(directory, provider="noida", net=sandbox_net, subnet=SUBNET, names=NAMES, mirrormaker_node="hn0", timeout=180)
-    except api.SandboxError as exc:
-        pytest.fail(f"the sandbox with clusters {NAMES} (net {sandbox_net}, subnet {SUBNET}) did not start: {exc}")
-    try:
+    with running_sandbox(tmp_path_factory.mktemp("colliding-names"), f"the sandbox with clusters {NAMES} (net {sandbox_net}, subnet {SUBNET})",
+                         provider="noida", net=sandbox_net, subnet=SUBNET, names=NAMES, mirrormaker_node="hn0", timeout=180) as state:
         yield state
-    finally:
-        api.down(directory)
 
 
 def getent(node: dict, names: list) -> dict:

@@ -37,10 +37,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from sandbox import api, processes
+from sandbox import processes
 from sandbox.nodes import ssh_argv
 from tests.support.ansible_play import run_playbook
 from tests.support.checkout import REPO
+from tests.support.sandbox_fixture import running_sandbox
 
 pytestmark = [pytest.mark.integration, pytest.mark.skipif(os.geteuid() != 0, reason="hn0 is an SSH host only as root (ssh node mode)")]
 
@@ -106,15 +107,9 @@ def mirrormaker_jvms(node: dict) -> list:
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory, sandbox_net):
-    directory = tmp_path_factory.mktemp("quick-start-hn0")
-    try:
-        state = api.up(directory, provider="apache", net=sandbox_net, subnet=SUBNET, mirrormaker_node="hn0", timeout=600)
-    except api.SandboxError as exc:
-        pytest.fail(f"the quick start's lab (apache, net {sandbox_net}, subnet {SUBNET}) did not start: {exc}")
-    try:
+    with running_sandbox(tmp_path_factory.mktemp("quick-start-hn0"), f"the quick start's lab (apache, net {sandbox_net}, subnet {SUBNET})",
+                         down_timeout=90, provider="apache", net=sandbox_net, subnet=SUBNET, mirrormaker_node="hn0", timeout=600) as state:
         yield state
-    finally:
-        api.down(directory, timeout=90)
 
 
 def summaries(play) -> list:
@@ -138,11 +133,7 @@ def test_the_readme_quick_start_mirrors_with_mirrormaker_on_hn0(lab, tmp_path):
                for alias in ALIASES for server in groups[f"{alias}_kafka"]["vars"]["kafka_bootstrap_servers"].split(","))
 
     client(state, "primary", "create", TOPIC, PARTITIONS, 3)
-    script = ("import sys; from kafka import KafkaProducer\n"
-              "p = KafkaProducer(bootstrap_servers=sys.argv[1], acks='all', linger_ms=5)\n"
-              f"[p.send('{TOPIC}', key=b'p%d-%d' % (n, i), value=b'v%d' % i, partition=n) for n in range({PARTITIONS}) for i in range({PER_PARTITION})]\n"
-              "p.flush(); p.close()\n")
-    subprocess.run([node(state, "primary", "wn1")["python"], "-c", script, state["clusters"]["primary"]["bootstrap_servers"]], check=True, timeout=300)
+    client(state, "primary", "keyed", TOPIC, PARTITIONS, PER_PARTITION)
     primary = state["clusters"]["primary"]["brokers"][0]
     hosts_before = on_hn0(hn0, "cat /etc/hosts").stdout
     assert on_hn0(hn0, f"getent hosts {shlex.quote(primary['node'])}").returncode == 2, "hn0 knows the primary's names before hosts_sync"

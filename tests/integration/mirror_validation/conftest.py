@@ -5,7 +5,6 @@ built by mirror_copy, and one in-process local SparkContext shared by the sessio
 from __future__ import annotations
 
 import json
-import uuid
 
 import pytest
 
@@ -33,11 +32,7 @@ SCENARIOS = [
 @pytest.fixture(scope="session")
 def mirrors(sandbox):
     """{scenario name: {"source_topic", "target_topic"}}: every scenario as its own topic, built once per session."""
-    source = sandbox["clusters"]["primary"]["bootstrap_servers"]
-    target = sandbox["clusters"]["secondary"]["bootstrap_servers"]
-    mirror_copy.prepare_internal_topics(source, target)
-    prefix = "mv%s" % uuid.uuid4().hex[:6]
-    return {scenario.name: mirror_copy.build(source, target, "%s-%s" % (prefix, scenario.name), scenario) for scenario in SCENARIOS}
+    return mirror_copy.build_on(sandbox, "mv", SCENARIOS)
 
 
 @pytest.fixture(scope="session")

@@ -55,12 +55,7 @@ def runtimes():
 
 @pytest.fixture(scope="module")
 def mirrors(sandbox):
-    source = sandbox["clusters"]["primary"]["bootstrap_servers"]
-    target = sandbox["clusters"]["secondary"]["bootstrap_servers"]
-    mirror_copy.prepare_internal_topics(source, target)
-    prefix = "mvold%s" % uuid.uuid4().hex[:6]
-    scenarios = [Scenario("clean"), Scenario("loss", drop(1, 37))]
-    return {s.name: mirror_copy.build(source, target, "%s-%s" % (prefix, s.name), s) for s in scenarios}
+    return mirror_copy.build_on(sandbox, "mvold", [Scenario("clean"), Scenario("loss", drop(1, 37))])
 
 
 @pytest.fixture(scope="module")

@@ -29,16 +29,16 @@ from pathlib import Path
 
 import pytest
 import yaml
-from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
-from kafka.structs import OffsetAndMetadata
+from kafka import KafkaAdminClient
 
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.records import Checkpoint, OffsetSync
-from sandbox import api, nodes
+from sandbox import nodes
 from tests.support import mm2_kafka_io as kafka_io
 from tests.support.ansible_play import run_module, run_playbook, run_tasks
 from tests.support.checkout import REPO
 from tests.support.mirror_fixture import NOIDA_API, ensure_topic, mirror_pass
 from tests.support.mm2_kafka_io import end_offsets, produce, topics, wait_for
+from tests.support.sandbox_fixture import running_sandbox
 from tests.support.step_timer import StepTimer
 
 pytestmark = pytest.mark.integration
@@ -52,14 +52,6 @@ FAIL_TASK = "kafkaops.mirror.preflight : Fail when any finding is an error"
 
 def bootstrap(state, cluster):
     return state["clusters"][cluster]["bootstrap_servers"]
-
-
-def commit_source_group(state):
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap(state, "primary"), group_id=GROUP, enable_auto_commit=False, api_version=NOIDA_API)
-    try:
-        consumer.commit({TopicPartition(TOPIC, partition): OffsetAndMetadata(offset, "", -1) for partition, offset in COMMITTED.items()})
-    finally:
-        consumer.close()
 
 
 def recreate_remote_topic(state):
@@ -99,7 +91,7 @@ def mirrored(sandbox):
     """The flow east -> west mirrored once: the last offset sync per partition, as the pass wrote them."""
     ensure_topic(bootstrap(sandbox, "primary"), TOPIC, PARTITIONS)
     produce(bootstrap(sandbox, "primary"), TOPIC, PARTITIONS * PER_PARTITION_RECORDS, PARTITIONS)
-    commit_source_group(sandbox)
+    kafka_io.commit(bootstrap(sandbox, "primary"), GROUP, TOPIC, COMMITTED)
     syncs = mirror_pass(bootstrap(sandbox, "primary"), bootstrap(sandbox, "secondary"), SOURCE_ALIAS, TARGET_ALIAS, TOPIC, [GROUP],
                         offset_lag_max=10)
     yield {partition: partition_syncs[-1] for partition, partition_syncs in syncs.items()}
@@ -230,36 +222,28 @@ class RebuiltTarget:
             "target_alias": "secondary", "topics": ["cl-.*"], "groups": ["cl-.*"], "mirrormaker_version": "3.9"})
 
 
-def commit(bootstrap, group, offsets):
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False, api_version=NOIDA_API)
-    try:
-        consumer.commit({TopicPartition(CL_TOPIC, partition): OffsetAndMetadata(offset, "", -1) for partition, offset in offsets.items()})
-    finally:
-        consumer.close()
+def newest_per_partition(bootstrap, topic, decode, wanted):
+    """{partition: (upstream, downstream)} of the newest record of `topic` (one partition) that `wanted` keeps, decoded record
+    by record; {} while the cluster does not list the topic."""
+    if topic not in kafka_io.topics(bootstrap):
+        return {}
+    latest = {}
+    for key, value, _headers, _timestamp in kafka_io.read_all(bootstrap, topic).get(0, []):
+        entry = decode(key, value)
+        if wanted(entry):
+            latest[entry.partition] = (entry.upstream_offset, entry.downstream_offset)
+    return latest
 
 
 def latest_syncs(bootstrap):
-    """{partition: (upstream, downstream)} of the newest offset sync of each cl-orders partition, decoded record by record."""
-    if CL_SYNCS not in kafka_io.topics(bootstrap):
-        return {}
-    latest = {}
-    for key, value, _headers, _timestamp in kafka_io.read_all(bootstrap, CL_SYNCS).get(0, []):
-        sync = OffsetSync.decode(key, value)
-        if sync.topic == CL_TOPIC:
-            latest[sync.partition] = (sync.upstream_offset, sync.downstream_offset)
-    return latest
+    """The newest offset sync of each cl-orders partition."""
+    return newest_per_partition(bootstrap, CL_SYNCS, OffsetSync.decode, lambda sync: sync.topic == CL_TOPIC)
 
 
 def latest_checkpoints(bootstrap):
-    """{partition: (upstream, downstream)} of the newest checkpoint of cl-app, decoded record by record."""
-    if CL_CHECKPOINTS not in kafka_io.topics(bootstrap):
-        return {}
-    latest = {}
-    for key, value, _headers, _timestamp in kafka_io.read_all(bootstrap, CL_CHECKPOINTS).get(0, []):
-        checkpoint = Checkpoint.decode(key, value)
-        if checkpoint.group == CL_GROUP and checkpoint.topic == CL_REMOTE:
-            latest[checkpoint.partition] = (checkpoint.upstream_offset, checkpoint.downstream_offset)
-    return latest
+    """The newest checkpoint of cl-app per partition."""
+    return newest_per_partition(bootstrap, CL_CHECKPOINTS, Checkpoint.decode,
+                                lambda checkpoint: checkpoint.group == CL_GROUP and checkpoint.topic == CL_REMOTE)
 
 
 def committed_positions(bootstrap):
@@ -283,15 +267,9 @@ def record_keys(bootstrap, topic):
 @pytest.fixture(scope="module")
 def rebuilt_lab(tmp_path_factory, sandbox_net):
     """A sandbox of its own for the classic case (its target is wiped), brought down after the module's last test."""
-    directory = tmp_path_factory.mktemp("stale-rebuild")
-    try:
-        state = api.up(directory, provider="noida", net=sandbox_net, subnet=REBUILD_SUBNET)
-    except api.SandboxError as exc:
-        pytest.fail(f"the classic case's sandbox did not start: {exc}")
-    try:
+    with running_sandbox(tmp_path_factory.mktemp("stale-rebuild"), "the classic case's sandbox",
+                         provider="noida", net=sandbox_net, subnet=REBUILD_SUBNET) as state:
         yield RebuiltTarget(state)
-    finally:
-        api.down(directory)
 
 
 NEEDS_ROOT = pytest.mark.skipif(os.geteuid() != 0, reason="the MirrorMaker node runs its own supervisord (ssh node mode, root)")
@@ -302,7 +280,7 @@ def test_classic_case_deploy_mirrors_and_leaves_offset_syncs_and_checkpoints(reb
     lab = rebuilt_lab
     kafka_io.create(lab.primary, CL_TOPIC, CL_PARTITIONS)
     kafka_io.produce(lab.primary, CL_TOPIC, CL_PARTITIONS * CL_PER_PARTITION, CL_PARTITIONS)
-    commit(lab.primary, CL_GROUP, CL_COMMITTED)
+    kafka_io.commit(lab.primary, CL_GROUP, CL_TOPIC, CL_COMMITTED)
     lab.timed("prepare the MirrorMaker host (mirror_host)", lab.prepare_host)
     play = lab.timed("deploy (mirrormaker2)", lambda: lab.playbook(DEPLOY))
     assert not play.failed, play.stdout[-4000:]
@@ -340,7 +318,7 @@ def test_classic_case_rebuilt_target_is_reported_with_the_fix(rebuilt_lab):
     assert end_offsets(lab.primary, CL_TOPIC) == {p: CL_PER_PARTITION for p in range(CL_PARTITIONS)}
     assert latest_syncs(lab.primary) == lab.facts["syncs"]
     # The source's consumers go on: MirrorMaker checkpoints the group's new offsets, translated with the old syncs.
-    commit(lab.primary, CL_GROUP, CL_MOVED)
+    kafka_io.commit(lab.primary, CL_GROUP, CL_TOPIC, CL_MOVED)
     # Up to 180 s: after the rebuild, MirrorMaker's producer may hold a batch for a topic the rebuild removed until its
     # delivery.timeout.ms (120 s) before the next checkpoints go out (60 s ran out in a suite run at a load of 10-20).
     assert wait_for(lambda: {p: u for p, (u, _d) in latest_checkpoints(lab.secondary).items()} == CL_MOVED, 180), latest_checkpoints(lab.secondary)

@@ -26,10 +26,10 @@ from pathlib import Path
 
 import pytest
 
-from sandbox import api
 from tests.support.checkout import REPO
 from tests.support.real_lab import MM2_PROPERTIES as PROPERTIES
-from tests.support.real_lab import RealLab
+from tests.support.real_lab import RealLab, mirror_plan
+from tests.support.sandbox_fixture import running_sandbox
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark,
               pytest.mark.skipif(os.geteuid() != 0, reason="the lab's nodes are SSH hosts (root)")]
@@ -40,12 +40,7 @@ MIRROR, FAILOVER = REPO / "playbooks" / "mirror.yml", REPO / "playbooks" / "fail
 ORDERS, PARTITIONS, PER_PARTITION = "nr-orders", 3, 300
 OPS = "nr-ops.internal"  # KIP-1074: replicated by 4.x only
 GROUP, CONSUMED = "nr-app", {0: 120, 1: 0, 2: 299}
-FLOW = {"source": "primary", "target": "secondary", "topics": ["nr-.*"], "groups": ["nr-.*"],
-        "refresh_topics_interval_seconds": 10, "refresh_groups_interval_seconds": 5, "emit_checkpoints_interval_seconds": 5}
-PLAN = {"mirrormaker2_flows": [FLOW], "mirrormaker2_health_timeout": 480, "mirrormaker2_health_poll_interval": 2,
-        # The lab's 2 cores: MirrorMaker's heap as small as its work allows (HDInsight's head nodes have GBs).
-        "mirrormaker2_heap_opts": "-Xms128m -Xmx384m",
-        "mirror_topics": "nr-.*", "mirror_validation_topics": "nr-.*", "mirror_validation_catch_up_timeout": 180}
+PLAN = mirror_plan("nr", health_timeout=480)
 VALIDATION_REPORT = "kafkaops.mirror.mirror_validation : Keep the report as a fact"
 PRE_CREATE_TASK = "kafkaops.mirror.kafka_topics : Align the target cluster's topics in one batched call"
 APPLY_TASK = "kafkaops.mirror.failover : Translate the groups' offsets and commit them on the target"
@@ -54,12 +49,8 @@ APP_LOG = Path("/etc/kafka-mirrormaker2/logs/mirrormaker.log")
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory, sandbox_net, mirror_host_ready):
-    directory = tmp_path_factory.mktemp("newest-release-lab")
-    try:
-        state = api.up(directory, provider="apache", net=sandbox_net, subnet=SUBNET, releases=RELEASES, timeout=600)
-    except api.SandboxError as exc:
-        pytest.fail(f"the newest-release lab (apache {RELEASES}, net {sandbox_net}, subnet {SUBNET}) did not start: {exc}")
-    try:
+    with running_sandbox(tmp_path_factory.mktemp("newest-release-lab"), f"the newest-release lab (apache {RELEASES}, net {sandbox_net}, subnet {SUBNET})",
+                         down_timeout=120, provider="apache", net=sandbox_net, subnet=SUBNET, releases=RELEASES, timeout=600) as state:
         assert state["kafka_version"] == "4.3.1", state["kafka_version"]  # MirrorMaker's home is the secondary's release
         lab = RealLab(state, PLAN)
         mirror_host_ready(state)
@@ -70,8 +61,6 @@ def lab(tmp_path_factory, sandbox_net, mirror_host_ready):
         for partition, offset in CONSUMED.items():
             lab.client("primary", "commit", GROUP, ORDERS, partition, offset)
         yield lab
-    finally:
-        api.down(directory, timeout=120)
 
 
 def failure(play) -> str:
@@ -97,12 +86,7 @@ def test_mirror_playbook_on_the_newest_release(lab, mirrored):
     report = mirrored.task(VALIDATION_REPORT)["ansible_facts"]["mirror_validation_report"]
     assert report["passed"], report
 
-    remote = f"primary.{ORDERS}"
-    topics = lab.client("secondary", "topics")["topics"]
-    assert topics[remote] == {"partitions": PARTITIONS, "replication_factor": 3}
-    keys = lab.client("secondary", "keys", remote)["keys"]
-    for partition in range(PARTITIONS):
-        assert sorted(set(keys[str(partition)])) == sorted(f"p{partition}-{i}" for i in range(PER_PARTITION)), partition
+    lab.assert_copied_whole(f"primary.{ORDERS}", PARTITIONS, PER_PARTITION)
 
     # The JVM that runs is Apache's MirrorMaker 2 from the node's 4.3.1 home, logging through the role's log4j2.yaml.
     running = lab.mirrormakers()

@@ -33,7 +33,7 @@ import pytest
 
 from sandbox import probes
 from tests.support.checkout import REPO
-from tests.support.real_lab import MM2_PROPERTIES, RealLab
+from tests.support.real_lab import MM2_PROPERTIES, RealLab, mirror_plan
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark,
               pytest.mark.skipif(os.geteuid() != 0, reason="the lab's nodes are SSH hosts (root)")]
@@ -43,12 +43,7 @@ ORDERS, PARTITIONS, PER_PARTITION = "rk-orders", 3, 400
 GROUP, CONSUMED = "rk-app", {0: 150, 1: 0, 2: 399}
 STEADY = "rk-steady"
 AUTO_CREATED = "rk-auto-created"  # on the target only: the rk-.* flow mirrors primary -> secondary
-FLOW = {"source": "primary", "target": "secondary", "topics": ["rk-.*"], "groups": ["rk-.*"],
-        "refresh_topics_interval_seconds": 10, "refresh_groups_interval_seconds": 5, "emit_checkpoints_interval_seconds": 5}
-PLAN = {"mirrormaker2_flows": [FLOW], "mirrormaker2_health_timeout": 240, "mirrormaker2_health_poll_interval": 2,
-        # The lab's 2 cores: MirrorMaker's heap as small as its work allows (HDInsight's head nodes have GBs).
-        "mirrormaker2_heap_opts": "-Xms128m -Xmx384m",
-        "mirror_topics": "rk-.*", "mirror_validation_topics": "rk-.*", "mirror_validation_catch_up_timeout": 180}
+PLAN = mirror_plan("rk", health_timeout=240)
 VALIDATION_REPORT = "kafkaops.mirror.mirror_validation : Keep the report as a fact"
 APPLY_TASK = "kafkaops.mirror.failover : Translate the groups' offsets and commit them on the target"
 SAY_RESTART = "kafkaops.mirror.ambari_kafka : Say which Kafka brokers restart and why"
@@ -100,12 +95,7 @@ def test_runbook_migration_on_real_kafka(lab):
     report = play.task(VALIDATION_REPORT)["ansible_facts"]["mirror_validation_report"]
     assert report["passed"], report
 
-    remote = f"primary.{ORDERS}"
-    topics = lab.client("secondary", "topics")["topics"]
-    assert topics[remote] == {"partitions": PARTITIONS, "replication_factor": 3}
-    keys = lab.client("secondary", "keys", remote)["keys"]
-    for partition in range(PARTITIONS):
-        assert sorted(set(keys[str(partition)])) == sorted(f"p{partition}-{i}" for i in range(PER_PARTITION)), partition
+    topics = lab.assert_copied_whole(f"primary.{ORDERS}", PARTITIONS, PER_PARTITION)
     # MirrorMaker 2's internal topics on a 3-broker target: replicated as HDInsight's min.insync.replicas 2 needs (the
     # offset syncs are on the source, 3.2.0's default location).
     assert topics["primary.checkpoints.internal"]["replication_factor"] == 3
