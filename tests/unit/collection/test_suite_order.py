@@ -1,8 +1,10 @@
 # Copyright: kafkaops.mirror contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The order tests/run_suite.py hands the integration files out in: the longest of the previous run's JUnit report first,
-files it does not know before them, and every file whatever the report says."""
+"""The order tests/run_suite.py hands the integration files out in: the longest of the previous run's JUnit report first
+(else of tests/integration/durations.json), files it does not know before them, and every file whatever the report says."""
 from __future__ import annotations
+
+import json
 
 from tests import run_suite
 
@@ -31,5 +33,14 @@ def test_unknown_files_first_then_the_longest_and_never_a_file_lost(tmp_path):
     known = ["tests/integration/day_two/test_day_two.py", "tests/integration/mirror/test_quick_start_hn0.py"]
     assert files[-2:] == known
     assert files[:-2] == sorted(files[:-2])
-    assert sorted(files) == run_suite.integration_files(tmp_path / "absent.xml") == sorted(files)
+    assert sorted(files) == sorted(run_suite.integration_files(tmp_path / "absent.xml"))
     assert "tests/integration/gone/test_removed.py" not in files
+
+
+def test_a_run_without_a_report_of_its_own_takes_the_recorded_durations(tmp_path):
+    """A fresh clone (CI) has no report: the committed durations put the real-Kafka labs first, not in path order."""
+    files = run_suite.integration_files(tmp_path / "absent.xml")
+    recorded = {path: seconds for path, seconds in json.loads(run_suite.DURATIONS.read_text()).items() if path in files}
+    known = [path for path in files if path in recorded]
+    assert known == sorted(known, key=lambda path: -recorded[path])
+    assert known[0] == max(recorded, key=recorded.get)
