@@ -5,6 +5,7 @@ import pytest
 from mirror_validation.catch_up import at_snapshot, partitions_behind, wait_for_target
 from mirror_validation.errors import ValidationUnavailable
 from mirror_validation.topic_pairs import TopicPair
+from tests.support.fake_clock import FakeClock
 
 
 def pair():
@@ -21,17 +22,6 @@ def pair():
 def test_partitions_behind(target_ends, syncs, behind):
     offsets = {0: {p: (0, end) for p, end in target_ends.items()}}
     assert partitions_behind([pair()], offsets, syncs) == behind
-
-
-class FakeClock:
-    def __init__(self):
-        self.now = 0.0
-
-    def __call__(self):
-        return self.now
-
-    def sleep(self, seconds):
-        self.now += seconds
 
 
 def test_wait_returns_once_offsets_stop_moving_and_reach_the_snapshot():

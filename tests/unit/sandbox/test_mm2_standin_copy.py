@@ -14,13 +14,7 @@ from sandbox.mm2.records import MirrorRecords
 from sandbox.mm2.connect import ConnectWorker
 from sandbox.mm2.replicator import SourceReplicator, progress_topic
 from sandbox.mm2.settings import load
-
-PROPERTIES = """
-clusters = primary, secondary
-primary.bootstrap.servers = 127.0.1.10:9092
-secondary.bootstrap.servers = 127.0.2.10:9092
-primary->secondary.enabled = true
-"""
+from tests.support.standin_cluster import PROPERTIES, StandInClusterFake
 
 
 class Record:
@@ -84,21 +78,10 @@ class Log:
         return offset
 
 
-class FakeCluster:
+class FakeCluster(StandInClusterFake):
     def __init__(self, topics=None, batches=()):
-        self.topics, self.log, self.batches = dict(topics or {}), Log(), batches
-
-    def partition_counts(self, topics=None):
-        return dict(self.topics)
-
-    def ensure_topic(self, name, partitions, *_args):
-        self.topics.setdefault(name, partitions)
-
-    def read_all(self, _topic):
-        return []
-
-    def read_partitions(self, _topic):
-        return []
+        super().__init__(topics, batches)
+        self.log = Log()
 
     def producer(self):
         return FakeProducer(self.log)
@@ -109,11 +92,6 @@ class FakeCluster:
     def consumer(self):
         return FakeConsumer(self.batches)
 
-    def admin(self):
-        return self
-
-    def describe_configs(self, resources, config_filter):
-        return {"topic": {resource.name: {} for resource in resources}}
 
 
 def replicator(tmp_path: Path, extra="", batches=()):

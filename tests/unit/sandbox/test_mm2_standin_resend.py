@@ -15,13 +15,7 @@ from sandbox.mm2 import replicator as replicator_module
 from sandbox.mm2.connect import ConnectWorker
 from sandbox.mm2.replicator import SourceReplicator
 from sandbox.mm2.settings import load
-
-PROPERTIES = """
-clusters = primary, secondary
-primary.bootstrap.servers = 127.0.1.10:9092
-secondary.bootstrap.servers = 127.0.2.10:9092
-primary->secondary.enabled = true
-"""
+from tests.support.standin_cluster import PROPERTIES, StandInClusterFake
 
 
 class Record:
@@ -70,21 +64,10 @@ class Consumer:
         return self.batches.pop(0) if self.batches else {}
 
 
-class Cluster:
+class Cluster(StandInClusterFake):
     def __init__(self, topics=None, batches=(), producer=None):
-        self.topics, self.batches, self._producer = dict(topics or {}), batches, producer
-
-    def partition_counts(self, topics=None):
-        return dict(self.topics)
-
-    def ensure_topic(self, name, partitions, *_args):
-        self.topics.setdefault(name, partitions)
-
-    def read_all(self, _topic):
-        return []
-
-    def read_partitions(self, _topic):
-        return []
+        super().__init__(topics, batches)
+        self._producer = producer
 
     def producer(self):
         return self._producer
@@ -92,11 +75,6 @@ class Cluster:
     def consumer(self):
         return Consumer(self.batches)
 
-    def admin(self):
-        return self
-
-    def describe_configs(self, resources, config_filter):
-        return {"topic": {resource.name: {} for resource in resources}}
 
 
 def started_copy(tmp_path, monkeypatch, poll, producer):

@@ -13,6 +13,7 @@ from ansible_collections.kafkaops.mirror.plugins.module_utils._ambari.restart im
     restart_components,
     select_targets,
 )
+from tests.support.fake_clock import FakeClock
 
 PAIRS = [("KAFKA_BROKER", "wn0"), ("KAFKA_BROKER", "wn1"), ("KAFKA_MIRROR", "wn1")]
 HOST_COMPONENTS = [(c, h, True, "OFF") for c, h in PAIRS] + [("KAFKA_BROKER", "wn2", False, "OFF")]
@@ -76,17 +77,6 @@ class FakeClient:
             {"role": "KAFKA_BROKER", "host_name": "wn0", "status": "FAILED", "stderr": "boom\n"},
             {"role": "KAFKA_BROKER", "host_name": "wn1", "status": "COMPLETED", "stderr": ""},
         ]
-
-
-class FakeClock:
-    def __init__(self):
-        self.now = 0.0
-
-    def __call__(self):
-        return self.now
-
-    def sleep(self, seconds):
-        self.now += seconds
 
 
 def params(**overrides):

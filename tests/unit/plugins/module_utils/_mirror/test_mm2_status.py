@@ -16,6 +16,7 @@ from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.status imp
 )
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import FlowNames
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.selection import MirrorFilter
+from tests.support.fake_consumer import PositionedConsumer
 
 
 @pytest.mark.parametrize(
@@ -154,27 +155,15 @@ class FakeRecord:
         self.offset, self.key, self.value, self.timestamp, self.partition = offset, key, value, timestamp, partition
 
 
-class FakeConsumer:
+class FakeConsumer(PositionedConsumer):
     def __init__(self, cluster):
         self.cluster, self.positions, self.fetched = cluster, {}, 0
 
     def partitions_for_topic(self, topic):
         return set(range(len(self.cluster.topics[topic]))) if topic in self.cluster.topics else None
 
-    def assign(self, tps):
-        self.positions = {tp: 0 for tp in tps}
-
-    def beginning_offsets(self, tps):
-        return {tp: 0 for tp in tps}
-
     def end_offsets(self, tps):
         return {tp: len(self.cluster.topics[tp.topic][tp.partition]) for tp in tps}
-
-    def seek(self, tp, offset):
-        self.positions[tp] = offset
-
-    def position(self, tp):
-        return self.positions[tp]
 
     def poll(self, timeout_ms=0):
         out = {}

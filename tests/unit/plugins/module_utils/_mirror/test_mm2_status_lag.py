@@ -25,6 +25,7 @@ from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.status imp
     partition_lag,
 )
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.records import OffsetSync
+from tests.support.fake_consumer import PositionedConsumer
 
 # Ten source records 0..9 copied one transaction each: data at 0, 2, ..., 18, commit markers at 1, 3, ..., 19. With
 # offset.lag.max 100 the only sync is the first record's, (0, 0) (noPreviousSyncThisLifetime); 18 - (0 + 1) < 100.
@@ -75,7 +76,7 @@ class Partition:
         self.records, self.end = [Record(offset) for offset in offsets], end
 
 
-class Consumer:
+class Consumer(PositionedConsumer):
     def __init__(self, cluster, options):
         self.cluster, self.options, self.positions, self.fetched = cluster, options, {}, 0
 
@@ -85,20 +86,8 @@ class Consumer:
     def _partition(self, tp):
         return self.cluster.topics[tp.topic][tp.partition]
 
-    def assign(self, tps):
-        self.positions = {tp: 0 for tp in tps}
-
-    def beginning_offsets(self, tps):
-        return {tp: 0 for tp in tps}
-
     def end_offsets(self, tps):
         return {tp: self._partition(tp).end for tp in tps}
-
-    def seek(self, tp, offset):
-        self.positions[tp] = offset
-
-    def position(self, tp):
-        return self.positions[tp]
 
     def poll(self, timeout_ms=0):
         out = {}
