@@ -3,9 +3,9 @@
 """The MirrorMaker 2 stand-in (sandbox/mm2) graded by real MirrorMaker 2 (issue 26, item 4).
 
 For the releases below (chosen so that every rule the stand-in switches on a release is graded on both sides of its
-switch), the same scenario (conftest.run_scenario: three source topics, one of them with 4 partitions of keyed records and topic configs, records before MirrorMaker
-starts, a subscribed group committed half-way and a simple group, more records while it runs, a kill -9 half-way through
-them and a restart) runs through real MirrorMaker 2 of that release (its Kafka home from Maven Central,
+switch), the same scenario (conftest.run_scenario: three source topics, one of them with 4 partitions of keyed records
+and topic configs, records before MirrorMaker starts, a subscribed group committed half-way and a simple group, more
+records while it runs, a kill -9 half-way through them and a restart) runs through real MirrorMaker 2 of that release (its Kafka home from Maven Central,
 sandbox/kafka_dist.py) and through the stand-in playing it, between the same two real Kafka 3.9.2 clusters, and what
 each wrote is read back with plain kafka-python and compared: remote and internal topic names, partitions, replication
 factors and topic configs; the copied records; offset syncs; checkpoints; heartbeats; group offsets on the target.
