@@ -60,10 +60,24 @@ def advertise_ip(cluster_dir: Path) -> bool:
                                       "properties": {**env, "content": env.get("content", "") + IP_ADVERTISING_SNIPPET}}], user=cluster.username)
         cluster.state["stale"] = stale  # the brokers first start with it: nothing runs an older configuration
         cluster.save()
+    _write_broker_config(cluster_dir, cluster)
+    return changed
+
+
+def brokers_start_with_ambari_config(cluster_dir: Path) -> bool:
+    """Write broker-config.json from the cluster's Ambari configuration where there is none yet (a new sandbox), so that
+    real brokers start with what Ambari says they run (HDInsight's stock settings: default.replication.factor 3,
+    min.insync.replicas 2, ...), as a real cluster's do; False when the file exists (it follows Ambari's restarts)."""
+    if (cluster_dir / broker_config.FILE_NAME).exists():
+        return False
+    _write_broker_config(cluster_dir, AmbariCluster(json.loads((cluster_dir / "ambari.json").read_text())))
+    return True
+
+
+def _write_broker_config(cluster_dir: Path, cluster: AmbariCluster) -> None:
     # What the emulator's executor writes for the brokers after a restart (sandbox/ambari/executor.py _apply_to_broker).
     payload = {"kafka-broker": cluster.desired_properties("kafka-broker"), "kafka-env": cluster.desired_properties("kafka-env").get("content", "")}
     path = cluster_dir / broker_config.FILE_NAME
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(payload, indent=1, sort_keys=True))
     os.replace(tmp, path)
-    return changed

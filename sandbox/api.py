@@ -302,6 +302,11 @@ def up(sandbox_dir=DEFAULT_DIR, provider: str = "noida", net: int = 0, names: di
     if advertise_ip:
         for cluster in clusters:
             ambari_seed.advertise_ip(sandbox_dir / "clusters" / cluster.alias)
+    elif chosen.name == "apache":
+        # Real brokers run what Ambari holds from their first start. (noida and tansu honour no such keys but
+        # auto.create.topics.enable, which they ignore too: docs/development.md.)
+        for cluster in clusters:
+            ambari_seed.brokers_start_with_ambari_config(sandbox_dir / "clusters" / cluster.alias)
     state["mirrormaker_node"] = mirrormaker
     mirrormaker = next(n for n in state["clusters"][TARGET_ALIAS]["nodes"] if n["name"] == state["mirrormaker_node"])
     if mode == "ssh":

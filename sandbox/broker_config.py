@@ -3,10 +3,10 @@
 """What a sandbox broker starts with: clusters/<alias>/broker-config.json, written by the Ambari emulator.
 
 The file holds `{"kafka-broker": {server.properties keys}, "kafka-env": "<kafka-env.sh template>"}`.
-A missing file (no restart through Ambari yet) means auto.create.topics.enable=false and no IP-advertising snippet (the
-FQDN is advertised); Kafka's own defaults for the rest. Known gap: the emulator reports HDInsight's stock settings (e.g.
-min.insync.replicas 2) before its first restart; starting the brokers with them failed tests that assumed Kafka's
-defaults, and was taken back for now.
+With the apache provider `up` writes it from the cluster's Ambari configuration before the brokers first start
+(sandbox/ambari_seed.py), so real brokers run HDInsight's stock settings (default.replication.factor 3,
+min.insync.replicas 2, ...) from the start, as Ambari reports them. A missing file (noida and tansu, which honour none of
+those keys) means auto.create.topics.enable=false and no IP-advertising snippet (the FQDN is advertised).
 """
 from __future__ import annotations
 

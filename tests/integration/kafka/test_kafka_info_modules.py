@@ -29,7 +29,8 @@ def test_topic_info_reports_partitions_offsets_and_configs(target, topic_with_re
         assert not result["changed"] and not result.get("failed"), result.get("msg")
         assert list(result["topics"]) == [f"{stem}-a"]
         topic = result["topics"][f"{stem}-a"]
-        assert topic["partition_count"] == 2 and topic["replication_factor"] == 1 and topic["under_replicated_partitions"] == 0
+        # Created with the broker's default replication factor: HDInsight's default.replication.factor 3, from Ambari.
+        assert topic["partition_count"] == 2 and topic["replication_factor"] == 3 and topic["under_replicated_partitions"] == 0
         broker_ids = {broker["node_id"] for broker in result["brokers"]}
         assert len(broker_ids) == len(target.state["clusters"][target.alias]["brokers"])
         first = topic["partitions"][0]

@@ -4,6 +4,7 @@
 (tests/integration/conftest.py sandbox_apache: primary 2.4.1 with ZooKeeper, secondary 3.2.0, three brokers each,
 HDInsight's replication factor 3 and min.insync.replicas 2; MirrorMaker 2 of 3.2.0 on the secondary's wn0).
 
+0. preflight.yml against the real replication settings (three brokers, min.insync.replicas 2 read from the brokers).
 1. mirror.yml end to end: the remote topics, their records and their replication factor read back independently, and the
    MirrorMaker that runs is Apache's (its Java process, found on this machine by its main class and properties file).
    Its defaults restart no broker of either cluster (Ambari's restart log, the brokers' PIDs).
@@ -39,6 +40,8 @@ pytestmark = [pytest.mark.integration, pytest.mark.spark,
               pytest.mark.skipif(os.geteuid() != 0, reason="the lab's nodes are SSH hosts (root)")]
 
 MIRROR, FAILOVER = REPO / "playbooks" / "mirror.yml", REPO / "playbooks" / "failover.yml"
+PREFLIGHT = REPO / "playbooks" / "preflight.yml"
+PREFLIGHT_FAILED = "kafkaops.mirror.preflight : Fail when any finding is an error"
 ORDERS, PARTITIONS, PER_PARTITION = "rk-orders", 3, 400
 GROUP, CONSUMED = "rk-app", {0: 150, 1: 0, 2: 399}
 STEADY = "rk-steady"
@@ -83,6 +86,19 @@ def broker_pids(lab) -> dict:
 
 def restart_ids(lab) -> dict:
     return {alias: {entry["request_id"] for entry in lab.restarts(alias)} for alias in ("primary", "secondary")}
+
+
+def test_preflight_reads_the_real_replication_settings(lab):
+    """What the preflight knows of replication comes from the real brokers: three of them per cluster, and Ambari's stock
+    min.insync.replicas 2, read with DescribeConfigs. Asked for more replicas than brokers, or fewer than min.insync.replicas
+    (MirrorMaker writes with acks=all), it fails naming both, before anything changes."""
+    pids, restarts = broker_pids(lab), restart_ids(lab)
+    play = lab.play(PREFLIGHT, mirrormaker2_replication_factor=4, mirrormaker2_internal_replication_factor=1, preflight_clock_check=False)
+    assert play.failed, play.stdout[-3000:]
+    failure = play.task(PREFLIGHT_FAILED)["msg"]
+    assert "cluster secondary: remote topics (mirrormaker2_replication_factor) asks for replication factor 4, but the cluster has 3 broker(s)" in failure
+    assert "is 1, below min.insync.replicas 2: MirrorMaker writes with acks=all" in failure
+    assert play.changed_count == 0 and restart_ids(lab) == restarts and broker_pids(lab) == pids
 
 
 def test_runbook_migration_on_real_kafka(lab):
