@@ -34,8 +34,9 @@ def test_topic_info_reports_partitions_offsets_and_configs(target, topic_with_re
         broker_ids = {broker["node_id"] for broker in result["brokers"]}
         assert len(broker_ids) == len(target.state["clusters"][target.alias]["brokers"])
         first = topic["partitions"][0]
-        # One replica on one of the cluster's brokers (three with real Kafka: the controller picks which).
-        assert first["partition"] == 0 and first["leader"] in broker_ids and first["replicas"] == first["isr"] == [first["leader"]]
+        # Three replicas, all in sync, on the cluster's brokers; the leader is one of them (the controller picks).
+        assert first["partition"] == 0 and first["leader"] in first["replicas"] and set(first["replicas"]) == broker_ids
+        assert sorted(first["isr"]) == sorted(first["replicas"])
         assert (first["begin_offset"], first["end_offset"]) == (0, 3)
         assert topic["partitions"][1]["end_offset"] == 0
         assert topic["configs"]["retention.ms"] == "3600000"
