@@ -93,7 +93,6 @@ class FakeCluster(StandInClusterFake):
         return FakeConsumer(self.batches)
 
 
-
 def replicator(tmp_path: Path, extra="", batches=()):
     path = tmp_path / "mm2.properties"
     path.write_text(PROPERTIES + extra)

@@ -76,7 +76,6 @@ class Cluster(StandInClusterFake):
         return Consumer(self.batches)
 
 
-
 def started_copy(tmp_path, monkeypatch, poll, producer):
     """The flow primary->secondary's copy, started, with one poll of `poll` to copy into `producer`."""
     monkeypatch.setattr(replicator_module.time, "sleep", lambda _s: None)
