@@ -68,3 +68,21 @@ def test_passwords_have_no_flag():
 def test_an_unreadable_config_file_is_a_bad_argument(tmp_path):
     with pytest.raises(ValueError, match="--config .* cannot be read as JSON"):
         given_options(build_parser().parse_args(["--config", str(tmp_path / "absent.json")]))
+
+
+def test_the_configuration_check_the_role_runs_on_the_controller(capsys):
+    """`python -m mirror_validation.options`: 0 for what the job takes, 2 with the reason for what it refuses, and a password of
+    the wrong kind is named without its value (the message reaches Ansible's output)."""
+    from io import StringIO
+
+    from mirror_validation.options import main
+
+    config = {"topics": ".*", "source_alias": "primary", "source": {"bootstrap_servers": "a:9093", "sasl_plain_password": "hunter2"},
+              "target": {"bootstrap_servers": "c:9093"}}
+    assert main(StringIO(json.dumps(config))) == 0
+    assert main(StringIO(json.dumps(dict(config, catch_up_interval=0)))) == 2
+    assert "bad settings: catch_up_timeout must be >= 0 and catch_up_interval > 0" in capsys.readouterr().err
+    assert main(StringIO(json.dumps(dict(config, source={"bootstrap_servers": "a:9093", "sasl_plain_password": {"p": "hunter2"}})))) == 2
+    said = capsys.readouterr().err
+    assert "source.sasl_plain_password must be text, got a value of type dict" in said and "hunter2" not in said
+    assert main(StringIO("{not json")) == 2 and "bad settings" in capsys.readouterr().err

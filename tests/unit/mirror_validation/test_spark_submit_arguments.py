@@ -70,6 +70,14 @@ REFUSED_NAMING = {
     "location-not-a-choice": ({"mirror_validation_offset_syncs_topic_location": "both"}, "mirror_validation_offset_syncs_topic_location"),
     "policy-not-a-choice": ({"mirror_validation_replication_policy": "custom"}, "mirror_validation_replication_policy"),
 }
+# host: (its settings, what the failure message must say): values the job would refuse, refused by the job's own rules on the
+# controller before anything is written on the host
+REFUSED_VALUES = {
+    "negative-wait": ({"mirror_validation_catch_up_timeout": -5}, "catch_up_timeout must be >= 0"),
+    "negative-duplicates": ({"mirror_validation_max_duplicate_ratio": -0.5}, "max_duplicate_ratio must be >= 0"),
+    "identity-on-2-4-1": ({"mirror_validation_replication_policy": "identity"}, "replication policy identity needs MirrorMaker 2 of Kafka 3.0"),
+}
+VALUES_CHECK = ROLE + "Fail on a value the job would refuse"
 # host: (its settings, what the failure message must name)
 REFUSED = {
     "queue-without-yarn": ({"mirror_validation_spark_master": "spark://master:7077", "mirror_validation_spark_queue": "mirror-checks"},
@@ -93,7 +101,8 @@ def role_run(tmp_path_factory):
     local = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable}
     hosts = {"yarn": YARN, **LOCAL, **{host: settings for host, (settings, _named) in REFUSED.items()},
              **{host: settings for host, (settings, _release, _flag) in RELEASES.items()},
-             **NAMING, **{host: settings for host, (settings, _named) in REFUSED_NAMING.items()}}
+             **NAMING, **{host: settings for host, (settings, _named) in REFUSED_NAMING.items()},
+             **{host: settings for host, (settings, _said) in REFUSED_VALUES.items()}}
     work = {host: root / host for host in hosts}
     inventory = {"all": {"children": {
         "primary_kafka": {"hosts": {"source": dict(local, kafka_bootstrap_servers="127.0.0.1:9", kafka_cluster_alias="primary")}},
@@ -125,6 +134,14 @@ def test_yarn_gets_client_mode_queue_kerberos_executor_python_and_the_job_zip(ro
     assert recorded["PYSPARK_PYTHON"] == sys.executable  # the driver's; executors take spark.pyspark.python
     with zipfile.ZipFile(job_dir / "mirror_validation.zip") as archive:
         assert "mirror_validation/job.py" in archive.namelist()
+
+
+@pytest.mark.parametrize("host", sorted(REFUSED_VALUES))
+def test_values_the_job_would_refuse_fail_before_anything_is_written(role_run, host):
+    play, work = role_run
+    result = play.task(VALUES_CHECK, host)
+    assert result["failed"] and REFUSED_VALUES[host][1] in result["msg"] and "nothing was written" in result["msg"], result
+    assert play.stats[host]["failures"] == 1 and not work[host].exists()
 
 
 @pytest.mark.parametrize("host", sorted(REFUSED))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Optional, Union, get_type_hints
 
@@ -127,7 +128,9 @@ def _value(setting, value, where):
             return kind(value)
         except (TypeError, ValueError):
             pass
-    raise ValueError("%s%s must be %s, got %r" % (where, setting.name, _KINDS[kind], value))
+    # A password's value is never repeated: the message reaches Ansible's output.
+    got = "a value of type %s" % type(value).__name__ if setting.secret else repr(value)
+    raise ValueError("%s%s must be %s, got %s" % (where, setting.name, _KINDS[kind], got))
 
 
 def _fill(table, given, where, extra=None):
@@ -211,3 +214,19 @@ def read_json(path, option):
     if not isinstance(value, dict):
         raise ValueError("%s %s holds no JSON object" % (option, path))
     return value
+
+
+def main(stdin=None):
+    """`python -m mirror_validation.options`: the configuration on standard input checked as the job will read it, so that the
+    role refuses bad values on the controller before it writes anything for the job (standard library only: no Spark, no
+    Kafka client). Exit 0, or 2 with what is wrong; the passwords are in the configuration, never in the message."""
+    try:
+        job_options(json.load(stdin or sys.stdin), environ={})
+    except ValueError as error:  # json.JSONDecodeError included
+        print("mirror validation: bad settings: %s" % error, file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
