@@ -110,6 +110,19 @@ def _mirrormaker_node(target: Cluster, requested: str | None, existing: dict | N
     return name
 
 
+# Where the MirrorMaker node has its Java 8 (`up(mirrormaker_java8=...)`): the home Adoptium's Debian package temurin-8-jre
+# installs, beside the node's own Java in /usr/lib/jvm (the machine's), as on an HDInsight 5.x node with its Temurin 8.
+JAVA8_ON_NODE = "/usr/lib/jvm/temurin-8-jre-amd64"
+
+
+def _mirrormaker_java8(requested: str | None, existing: dict | None) -> str | None:
+    """The machine's Java 8 home to bind on the MirrorMaker node: the one asked for, else the one the directory started with."""
+    home = requested or (existing or {}).get("mirrormaker_java8_source")
+    if home and not (Path(home) / "bin" / "java").is_file():
+        raise ValueError(f"mirrormaker_java8 {home}: no bin/java there (a Java home, such as tests/support/oldest_runtime.py's java8)")
+    return str(Path(home).resolve()) if home else None
+
+
 def _node_layout(sandbox_dir: Path, cluster: Cluster, node, layout: dict) -> tuple:
     """(state entry, init program or None) of one node; `layout` holds node_mode, isolate, provider, kafka_version,
     mirrormaker_node."""
@@ -119,7 +132,8 @@ def _node_layout(sandbox_dir: Path, cluster: Cluster, node, layout: dict) -> tup
         return nodes.write_host(sandbox_dir, cluster, node)
     upper = nodes.upper_dir(sandbox_dir, node)
     bind = write_node_kafka_home(upper, layout["provider"], sandbox_dir, REPO, layout["kafka_version"])
-    return nodes.write_host(sandbox_dir, cluster, node, nodes.MIRRORMAKER_SERVICE_ACCOUNTS, bind)
+    java8 = [{"source": layout["mirrormaker_java8"], "target": JAVA8_ON_NODE}] if layout["mirrormaker_java8"] else []
+    return nodes.write_host(sandbox_dir, cluster, node, nodes.MIRRORMAKER_SERVICE_ACCOUNTS, bind, extra_binds=java8)
 
 
 def _cluster_layout(sandbox_dir: Path, cluster: Cluster, provider_name: str, layout: dict, password: str, supervisor: Supervisor) -> tuple:
@@ -245,7 +259,7 @@ def _host_entries(state: dict) -> list:
 
 def up(sandbox_dir=DEFAULT_DIR, provider: str = "noida", net: int = 0, names: dict | None = None, timeout: float | None = None, subnet: int = 1,
        node_mode: str | None = None, kafka_version: str | None = None, releases: dict | None = None,
-       mirrormaker_node: str | None = None, advertise_ip: bool = False) -> dict:
+       mirrormaker_node: str | None = None, advertise_ip: bool = False, mirrormaker_java8: str | None = None) -> dict:
     """Bring both clusters up (or report the running sandbox in `sandbox_dir`) and return the state dict.
 
     `subnet` is the primary's third octet (the secondary's is subnet + 1): 1 as documented; tests that
@@ -258,6 +272,8 @@ def up(sandbox_dir=DEFAULT_DIR, provider: str = "noida", net: int = 0, names: di
     `wn0`..`wn2`; None: the one the directory started with, else DEFAULT_MIRRORMAKER_NODE. `advertise_ip`: both clusters'
     brokers start advertising their IP addresses, Ambari's stored kafka-env holding the runbook's IP-advertising snippet (a
     new config version, as after the runbook's step and a restart); a directory whose Ambari lacks it is refused.
+    `mirrormaker_java8`: a Java 8 home on this machine (ssh node mode), bound on the MirrorMaker node at JAVA8_ON_NODE as an
+    HDInsight 5.x node has its Java 8 (state["mirrormaker_java_home"]); None: the one the directory started with, if any.
     """
     # Eight JVMs on 2 cores under a loaded test run took over a minute to answer; the stand-ins answer in seconds.
     timeout = timeout or (UP_TIMEOUT_REAL_KAFKA if provider == "apache" else UP_TIMEOUT)
@@ -277,6 +293,7 @@ def up(sandbox_dir=DEFAULT_DIR, provider: str = "noida", net: int = 0, names: di
         clusters = build_topology(net, names, subnet)
         target = next(c for c in clusters if c.alias == TARGET_ALIAS)
         mirrormaker = _mirrormaker_node(target, mirrormaker_node, existing)
+        java8 = _mirrormaker_java8(mirrormaker_java8, existing)
         if advertise_ip:
             ambari_seed.check_ip_advertising(sandbox_dir, [cluster.alias for cluster in clusters])
         mode = nodes.choose_mode(node_mode)
@@ -290,7 +307,7 @@ def up(sandbox_dir=DEFAULT_DIR, provider: str = "noida", net: int = 0, names: di
     sandbox_dir.mkdir(parents=True, exist_ok=True)
     supervisor = _supervisor(sandbox_dir)
     layout = {"node_mode": mode, "isolate": nodes.can_isolate(), "provider": chosen, "kafka_version": kafka_version, "releases": releases,
-              "mirrormaker_node": mirrormaker}
+              "mirrormaker_node": mirrormaker, "mirrormaker_java8": java8}
     # A host keeps its credentials across a reboot: `up` again in the same directory keeps the Ambari password.
     password = _kept_password(existing) or secrets.token_urlsafe(12)
     state = {"dir": str(sandbox_dir), "provider": provider, "net": net, "subnet": subnet, "node_mode": mode, "clusters": {}}
@@ -309,6 +326,8 @@ def up(sandbox_dir=DEFAULT_DIR, provider: str = "noida", net: int = 0, names: di
             ambari_seed.brokers_start_with_ambari_config(sandbox_dir / "clusters" / cluster.alias)
     state["mirrormaker_node"] = mirrormaker
     mirrormaker = next(n for n in state["clusters"][TARGET_ALIAS]["nodes"] if n["name"] == state["mirrormaker_node"])
+    if java8 and mode == "ssh":
+        state["mirrormaker_java8_source"], state["mirrormaker_java_home"] = java8, JAVA8_ON_NODE
     if mode == "ssh":
         state["kafka_home"] = KAFKA_HOME_ON_NODE
         state["kafka_version"] = kafka_version

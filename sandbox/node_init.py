@@ -34,6 +34,8 @@ BASE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 _MS_BIND = 4096
 _MS_REC = 16384
+_MS_RDONLY = 1
+_MS_REMOUNT = 32
 _LIBC = ctypes.CDLL(None, use_errno=True)
 _LIBC.mount.argtypes = (ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_char_p)
 
@@ -66,6 +68,12 @@ def _mount_root(spec: dict) -> None:
     _mount(spec["sandbox_dir"], f"{root}{spec['sandbox_dir']}", flags=_MS_BIND)
     if spec.get("kafka_home_source"):  # apache provider: the real distribution, at the HDInsight path
         _mount(spec["kafka_home_source"], f"{root}{spec['kafka_home']}", flags=_MS_BIND)
+    for bind in spec.get("extra_binds", []):
+        target = f"{root}{bind['target']}"
+        os.makedirs(target, exist_ok=True)  # in the node's upper dir
+        _mount(bind["source"], target, flags=_MS_BIND)
+        # Read-only takes a remount of the bind (mount(2): MS_RDONLY is ignored on the first MS_BIND).
+        _mount(bind["source"], target, flags=_MS_BIND | _MS_REMOUNT | _MS_RDONLY)
 
 
 def _has_entry(path: str, name: str) -> bool:

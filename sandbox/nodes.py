@@ -156,10 +156,11 @@ def upper_dir(sandbox_dir: Path, node: Node) -> Path:
 
 
 def write_host(sandbox_dir: Path, cluster: Cluster, node: Node, service_accounts: tuple = (), kafka_home_bind: dict | None = None,
-               python: str = sys.executable) -> tuple:
+               extra_binds: list | None = None, python: str = sys.executable) -> tuple:
     """Lay out a host node (its init's spec and wrappers); return (state entry, the supervisord program of its init).
 
-    `kafka_home_bind`: {"source": machine path, "target": node path} to bind-mount a real Kafka distribution.
+    `kafka_home_bind`: {"source": machine path, "target": node path} to bind-mount a real Kafka distribution;
+    `extra_binds`: more of those, read-only (a Java home).
     """
     directory = node_dir(sandbox_dir, node)
     for name in ("upper", "work", "root"):
@@ -182,6 +183,7 @@ def write_host(sandbox_dir: Path, cluster: Cluster, node: Node, service_accounts
         "service_accounts": list(service_accounts),
         "kafka_home": kafka_home_bind["target"] if kafka_home_bind else None,
         "kafka_home_source": kafka_home_bind["source"] if kafka_home_bind else None,
+        "extra_binds": list(extra_binds or []),
         "python": python,
         "marker_name": MARKER,
     }

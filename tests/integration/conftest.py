@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from sandbox import probes
+from tests.support.real_lab import node_java8
 from tests.support.sandbox_fixture import running_sandbox
 
 NETS_PER_WORKER = 2  # noida on net, tansu on net + 1
@@ -69,10 +70,12 @@ REAL_KAFKA_GROUP = "real-kafka"
 @pytest.fixture(scope="session")
 def sandbox_apache(tmp_path_factory, sandbox_net):
     """Both clusters on real Apache Kafka (sandbox/kafka_dist.py): three brokers each, primary 2.4.1 with ZooKeeper
-    (HDInsight 5.0), secondary 3.2.0 (HDInsight 5.1), MirrorMaker's home of 3.2.0. One per worker, and every file that
+    (HDInsight 5.0), secondary 3.2.0 (HDInsight 5.1), MirrorMaker's home of 3.2.0, and Java 8 on MirrorMaker's node, which
+    RealLab has MirrorMaker run on. One per worker, and every file that
     uses it runs on one worker (REAL_KAFKA_FILES), so a test run starts it once."""
     with running_sandbox(tmp_path_factory.mktemp("sandbox-apache"), f"sandbox (apache, net {sandbox_net}, subnet {APACHE_SUBNET})",
-                         down_timeout=90, provider="apache", net=sandbox_net, subnet=APACHE_SUBNET, timeout=600) as state:
+                         down_timeout=90, provider="apache", net=sandbox_net, subnet=APACHE_SUBNET, timeout=600,
+                         mirrormaker_java8=node_java8()) as state:
         yield state
 
 

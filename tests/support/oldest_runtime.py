@@ -163,6 +163,14 @@ def _python(log) -> tuple:
     return str(home / MAVEN_PYTHON["executable"]), "Maven Central %s" % MAVEN_PYTHON["artifact"]
 
 
+def java_home(release: str = "8", log=print) -> str:
+    """The JRE of `release` (8 or 11) alone, built first where missing: the real-Kafka labs' MirrorMaker runs on Java 8 as on
+    an HDInsight 5.x node (tests/integration/conftest.py)."""
+    if release not in JAVAS:
+        raise ValueError("java must be one of %s" % ", ".join(JAVAS))
+    return _java(release, log)
+
+
 def _java(release: str, log) -> str:
     spec = JAVAS[release]
 
@@ -215,17 +223,15 @@ def _ensure_venv_in_place(path: Path, recipe: dict, build, log) -> None:
 
 def ensure(java: str = "8", log=print) -> Runtime:
     """The runtime with Java `java` (8 or 11), built first where missing."""
-    if java not in JAVAS:
-        raise ValueError("java must be one of %s" % ", ".join(JAVAS))
     python, source = _python(log)
-    java_home = _java(java, log)
+    home = java_home(java, log)
     venv = _venv(python, log)
     venv_python = str(venv / "bin" / "python")
     probe = _run([venv_python, "-c", "import os, sys, pyspark; print('%d.%d.%d' % sys.version_info[:3]); print(pyspark.__version__);"
                   " print(os.path.join(os.path.dirname(pyspark.__file__), 'bin', 'spark-submit'))"], "the virtualenv's pyspark")
     python_version, pyspark_version, spark_submit = probe.split()[:3]
-    java_version = _run([os.path.join(java_home, "bin", "java"), "-version"], "Java %s" % java).splitlines()[0]
-    return Runtime(python=venv_python, python_version=python_version, python_source=source, java_home=java_home,
+    java_version = _run([os.path.join(home, "bin", "java"), "-version"], "Java %s" % java).splitlines()[0]
+    return Runtime(python=venv_python, python_version=python_version, python_source=source, java_home=home,
                    java_version=java_version, spark_submit=spark_submit, pyspark_version=pyspark_version)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import subprocess
 import urllib.request
 from pathlib import Path
@@ -35,12 +36,27 @@ def mirror_plan(prefix: str, health_timeout: int) -> dict:
             "mirror_topics": f"{prefix}-.*", "mirror_validation_topics": f"{prefix}-.*", "mirror_validation_catch_up_timeout": 180}
 
 
+def node_java8() -> str | None:
+    """The Java 8 a real-Kafka lab's MirrorMaker node gets (sandbox.api.up(mirrormaker_java8)), as an HDInsight 5.x node has:
+    the oldest runtime's (make test builds it); None where it cannot be obtained (the tests that need it skip, saying why)."""
+    from tests.support import oldest_runtime  # pylint: disable=import-outside-toplevel
+
+    try:
+        return oldest_runtime.java_home("8")
+    except oldest_runtime.RuntimeUnavailable:
+        return None
+
+
 class RealLab:
     """One lab's state (sandbox.api.up's answer) and the extra vars every play of a test module starts from."""
 
     def __init__(self, state: dict, plan: dict):
         self.state = state
-        self.plan = plan
+        # MirrorMaker on the node's Java 8 where the lab has one (sandbox.api.up(mirrormaker_java8)), as on HDInsight 5.x, up
+        # to 3.9; Kafka 4.0's needs Java 17 (KIP-1013), the node's default.
+        java8 = ({"mirrormaker2_java_home": state["mirrormaker_java_home"]}
+                 if state.get("mirrormaker_java_home") and int(state["kafka_version"].split(".")[0]) < 4 else {})
+        self.plan = {**java8, **plan}
         self.inventory = Path(state["dir"]) / "inventory.yml"
 
     def node(self, alias: str, index: int) -> dict:
@@ -96,6 +112,12 @@ class RealLab:
         """The MirrorMaker node's files as it wrote them (its overlay's upper directory)."""
         node = next(n for n in self.state["clusters"]["secondary"]["nodes"] if n["name"] == self.state["mirrormaker_node"])
         return Path(node["upper"])
+
+    def java_of(self, pid: int) -> tuple:
+        """(path, `-version` first line) of the java a process runs, read through the process's own root."""
+        exe = os.readlink(f"/proc/{pid}/exe")
+        said = subprocess.run([f"/proc/{pid}/root{exe}", "-version"], capture_output=True, text=True, timeout=60, check=False)
+        return exe, (said.stderr or said.stdout).splitlines()[0]
 
     def mirrormakers(self) -> list:
         """(pid, argv) of every Apache MirrorMaker 2 JVM on this machine whose properties (read through the process's own

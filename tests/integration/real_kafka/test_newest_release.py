@@ -28,7 +28,7 @@ import pytest
 
 from tests.support.checkout import REPO
 from tests.support.real_lab import MM2_PROPERTIES as PROPERTIES
-from tests.support.real_lab import RealLab, mirror_plan
+from tests.support.real_lab import RealLab, mirror_plan, node_java8
 from tests.support.sandbox_fixture import running_sandbox
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark,
@@ -50,7 +50,8 @@ APP_LOG = Path("/etc/kafka-mirrormaker2/logs/mirrormaker.log")
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory, sandbox_net, mirror_host_ready):
     with running_sandbox(tmp_path_factory.mktemp("newest-release-lab"), f"the newest-release lab (apache {RELEASES}, net {sandbox_net}, subnet {SUBNET})",
-                         down_timeout=120, provider="apache", net=sandbox_net, subnet=SUBNET, releases=RELEASES, timeout=600) as state:
+                         down_timeout=120, provider="apache", net=sandbox_net, subnet=SUBNET, releases=RELEASES, timeout=600,
+                         mirrormaker_java8=node_java8()) as state:
         assert state["kafka_version"] == "4.3.1", state["kafka_version"]  # MirrorMaker's home is the secondary's release
         lab = RealLab(state, PLAN)
         mirror_host_ready(state)
@@ -126,6 +127,25 @@ def test_validation_covers_the_user_internal_topic_4x_replicates(lab, mirrored):
     assert not mirrored.failed, failure(mirrored)
     report = mirrored.task(VALIDATION_REPORT)["ansible_facts"]["mirror_validation_report"]
     assert OPS in {t["source_topic"] for t in report["topics"]}, [t["source_topic"] for t in report["topics"]]
+
+
+def test_java_8_cannot_run_mirrormaker_4x_and_nothing_changes(lab, mirrored):
+    """Kafka 4.0 runs Connect, and so MirrorMaker 2, on Java 17 only (KIP-1013). mirrormaker2_java_home at the node's Java 8
+    (HDInsight 5.x's) is refused before anything changes: the running MirrorMaker and its properties stay as they were."""
+    assert not mirrored.failed, failure(mirrored)
+    java8 = lab.state.get("mirrormaker_java_home")
+    if not java8:
+        pytest.skip("no Java 8 for the lab's MirrorMaker node: tests/support/oldest_runtime.py could not obtain one")
+    running = lab.mirrormakers()
+    properties = lab.mirrormaker_node_root() / str(PROPERTIES).lstrip("/")
+    before = properties.read_text()
+    play = lab.play(MIRROR, tags="mirrormaker2", mirrormaker2_java_home=java8)
+    failed = [t for t in play.tasks if t["result"].get("failed")]
+    assert len(failed) == 1 and failed[0]["task"].startswith("kafkaops.mirror.mirrormaker2 : Fail when this Java cannot run"), failure(play)
+    message = failed[0]["result"]["msg"]
+    assert "MirrorMaker of Kafka 4.3.1 needs Java 17 or later" in message and f"mirrormaker2_java_home {java8} is Java 8" in message, message
+    assert "Nothing was changed" in message, message
+    assert play.changed_count == 0 and lab.mirrormakers() == running and properties.read_text() == before
 
 
 def test_failover_check_then_real_on_the_newest_release(lab, mirrored):

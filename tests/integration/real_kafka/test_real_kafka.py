@@ -121,6 +121,17 @@ def test_runbook_migration_on_real_kafka(lab):
     assert any(arg.endswith("/libs/*") for arg in running[0]), running[0]
 
 
+def test_mirrormaker_runs_on_the_nodes_java_8(lab):
+    """HDInsight 5.x nodes run Java 8: the lab's MirrorMaker node has one beside the machine's 17 (conftest.sandbox_apache),
+    mirrormaker2_java_home points at it (RealLab), and the JVM that runs MirrorMaker 2 of 3.2.0 is that Java 8."""
+    if not lab.state.get("mirrormaker_java_home"):
+        pytest.skip("no Java 8 for the lab's MirrorMaker node: tests/support/oldest_runtime.py could not obtain one")
+    running = [pid for pid, argv in lab.mirrormakers() if str(MM2_PROPERTIES) in argv]
+    assert len(running) == 1, running
+    exe, version = lab.java_of(running[0])
+    assert exe == lab.state["mirrormaker_java_home"] + "/bin/java" and '"1.8.0' in version, (exe, version)
+
+
 def test_failover_preview_then_apply_never_skips_a_record(lab):
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:  # checkpoints every 5 s once MirrorMaker saw the group

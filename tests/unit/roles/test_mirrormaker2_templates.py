@@ -141,3 +141,14 @@ def test_jvm_performance_options_set_only_when_given():
     assert tuned == {**unset, "KAFKA_JVM_PERFORMANCE_OPTS": "-XX:+UseSerialGC"}
     program = render("supervisor-program.conf.j2", _mirrormaker2_environment=tuned)
     assert "KAFKA_JVM_PERFORMANCE_OPTS=" in program and "UseSerialGC" in program
+
+
+def test_java_home_set_only_when_given():
+    """mirrormaker2_java_home reaches the service as JAVA_HOME (which Kafka's launchers read before PATH); unset, the environment
+    stays as it was, so a deployment that does not use it keeps its service file."""
+    assert "JAVA_HOME" not in environment()
+    java8 = environment(mirrormaker2_java_home="/usr/lib/jvm/temurin-8-jre-amd64")
+    assert java8["JAVA_HOME"] == "/usr/lib/jvm/temurin-8-jre-amd64"
+    unit = render("mirrormaker2.service.j2", _mirrormaker2_environment=java8)
+    assert 'Environment="JAVA_HOME=/usr/lib/jvm/temurin-8-jre-amd64"' in unit
+    assert "JAVA_HOME=\"/usr/lib/jvm/temurin-8-jre-amd64\"" in render("supervisor-program.conf.j2", _mirrormaker2_environment=java8)
