@@ -14,6 +14,7 @@ import base64
 import json
 import os
 import subprocess
+import time
 import urllib.request
 from pathlib import Path
 
@@ -83,6 +84,18 @@ class RealLab:
         for partition in range(partitions):
             assert sorted(set(keys[str(partition)])) == sorted(f"p{partition}-{i}" for i in range(per_partition)), partition
         return topics
+
+    def wait_in_sync(self, alias: str, timeout: float = 180) -> None:
+        """Until every broker of `alias` is in its metadata and no partition of it is under-replicated: a test file that
+        starts after another killed or restarted brokers starts from a whole cluster (read_back.py's `in-sync`)."""
+        expected = list(range(len(self.state["clusters"][alias]["brokers"])))  # the lab's broker ids: 0, 1, 2
+        deadline, seen = time.monotonic() + timeout, None
+        while time.monotonic() < deadline:
+            seen = self.client(alias, "in-sync")
+            if seen["brokers"] == expected and not seen["under_replicated"]:
+                return
+            time.sleep(3)
+        raise AssertionError(f"{alias} not whole and in sync after {timeout} s: {seen}")
 
     def play(self, playbook: Path, check: bool = False, tags: str | None = None, **extra):
         return run_playbook(playbook, inventory=self.inventory, extra_vars={**self.plan, **extra}, check=check, tags=tags, diff=True, timeout=1200)
