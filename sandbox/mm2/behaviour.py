@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """How MirrorMaker 2 of one Kafka release behaves where releases differ: the stand-in's version modes.
 
-Each property names the Apache Kafka class whose source, compared at every release tag from 2.4.0 to 3.8.0 and
+Each rule (RULES) names the Apache Kafka class whose source, compared at every release tag from 2.4.0 to 3.8.0 and
 3.9.0's release candidate, sets the boundary (patch releases included: some fixes were backported). Independent
 of the collection's version table, which is what the stand-in checks.
 """
@@ -32,79 +32,51 @@ INCREMENTAL_CONFIGS = "incremental"  # 3.5.0+: IncrementalAlterConfigs (use.incr
 
 @dataclass(frozen=True)
 class Behaviour:
+    """The rules of MirrorMaker 2 of `release`: one property per entry of RULES."""
+
     release: tuple
 
     def since(self, *version):
         return self.release >= version
 
-    @property
-    def sync_rule(self):
-        return STALE_TRANSLATION if self.since(3, 4, 1) else STEP_DRIFT
 
-    @property
-    def delayed_offset_syncs(self):
-        """3.7.0+ (OffsetSyncWriter.promoteDelayedOffsetSyncs): the newest unsent sync of each partition goes out at every offset commit."""
-        return self.since(3, 7, 0)
+# name -> (what Kafka's sources do there, ((first release, the value from it on), ... newest first), the value before them).
+RULES = {
+    "sync_rule": ("MirrorSourceTask.PartitionState.update: how far downstream may drift before a new offset sync.",
+                  (((3, 4, 1), STALE_TRANSLATION),), STEP_DRIFT),
+    "translation": ("OffsetSyncStore.translateDownstream.", (((3, 4, 1), HISTORY), ((3, 3, 0), LATEST)), LATEST_OR_IDENTITY),
+    "delayed_offset_syncs": ("OffsetSyncWriter.promoteDelayedOffsetSyncs: the newest unsent sync of each partition goes out at every "
+                             "offset commit.", (((3, 7, 0), True),), False),
+    "history_survives_restart": ("CheckpointStore; OffsetSyncStore.start(initializationMustReadToEnd=false): the sync history is rebuilt "
+                                 "from the whole offset-syncs topic at start. 3.4.1 - 3.7.0 keep only the newest sync of what was read "
+                                 "at start.", (((3, 7, 1), True),), False),
+    "min_checkpoint_downstream": ("MirrorCheckpointTask.checkpointsForGroup: `downstreamOffset() > 0` before 2.7.0, `>= 0` from 2.7.0.",
+                                  (((2, 7, 0), 0),), 1),
+    "monotonic_checkpoints": ("MirrorCheckpointTask.checkpointIsMoreRecent: no checkpoint that moves downstream back unless upstream "
+                              "rewound.", (((3, 4, 1), True),), False),
+    "checkpoints_simple_groups": ("MirrorCheckpointConnector.findConsumerGroups no longer drops isSimpleConsumerGroup() groups.",
+                                  (((2, 8, 0), True),), False),
+    "groups_need_replicated_topic": ("findConsumerGroups keeps only groups with an offset on a topic the topic filter accepts.",
+                                     (((3, 4, 1), True),), False),
+    "syncs_group_offsets": ("sync.group.offsets.enabled (KIP-545).", (((2, 7, 0), True),), False),
+    "new_topic_configs": ("MirrorSourceConnector: a new remote topic's configs at creation.",
+                          (((3, 1, 1), CREATE_WITH_FILTERED_CONFIGS), ((2, 8, 0), CREATE_WITH_ALL_CONFIGS)), CREATE_WITHOUT_CONFIGS),
+    "config_sync": ("MirrorSourceConnector.syncTopicConfigs.", (((3, 5, 0), INCREMENTAL_CONFIGS),), REPLACE_ALL_CONFIGS),
+    "internal_topics_use_separator": ("KIP-690: DefaultReplicationPolicy names the internal topics with replication.policy.separator.",
+                                      (((3, 1, 0), True),), False),
+    "replicates_user_internal_topics": ("KIP-1074: ReplicationPolicy.isInternalTopic and the default topics.exclude cover only MM2's own "
+                                        "internal topics (isMM2InternalTopic) and Kafka's, no longer every `*.internal` / `*-internal` "
+                                        "name.", (((4, 0, 0), True),), False),
+    "exactly_once": ("KIP-618 for MirrorMaker 2: `<target>.exactly.once.source.support = enabled`.", (((3, 5, 0), True),), False),
+}
 
-    @property
-    def translation(self):
-        if self.since(3, 4, 1):
-            return HISTORY
-        return LATEST if self.since(3, 3, 0) else LATEST_OR_IDENTITY
 
-    @property
-    def history_survives_restart(self):
-        """3.7.1+ (CheckpointStore; OffsetSyncStore.start(initializationMustReadToEnd=false)): the sync history is rebuilt from
-        the whole offset-syncs topic at start. 3.4.1 - 3.7.0 keep only the newest sync of what was read at start."""
-        return self.since(3, 7, 1)
+def _rule(what, steps, before):
+    """A property of Behaviour: the value of the newest step the release has reached, else `before`."""
+    rule = property(lambda behaviour: next((value for first, value in steps if behaviour.since(*first)), before))
+    rule.__doc__ = what + " " + "; ".join("%s+: %r" % (".".join(map(str, first)), value) for first, value in steps)
+    return rule
 
-    @property
-    def min_checkpoint_downstream(self):
-        """MirrorCheckpointTask.checkpointsForGroup: `downstreamOffset() > 0` before 2.7.0, `>= 0` from 2.7.0."""
-        return 0 if self.since(2, 7, 0) else 1
 
-    @property
-    def monotonic_checkpoints(self):
-        """3.4.1+ (MirrorCheckpointTask.checkpointIsMoreRecent): no checkpoint that moves downstream back unless upstream rewound."""
-        return self.since(3, 4, 1)
-
-    @property
-    def checkpoints_simple_groups(self):
-        """2.8.0+: MirrorCheckpointConnector.findConsumerGroups no longer drops isSimpleConsumerGroup() groups."""
-        return self.since(2, 8, 0)
-
-    @property
-    def groups_need_replicated_topic(self):
-        """3.4.1+: findConsumerGroups keeps only groups with an offset on a topic the topic filter accepts."""
-        return self.since(3, 4, 1)
-
-    @property
-    def syncs_group_offsets(self):
-        """2.7.0+: sync.group.offsets.enabled (KIP-545)."""
-        return self.since(2, 7, 0)
-
-    @property
-    def new_topic_configs(self):
-        if self.since(3, 1, 1):
-            return CREATE_WITH_FILTERED_CONFIGS
-        return CREATE_WITH_ALL_CONFIGS if self.since(2, 8, 0) else CREATE_WITHOUT_CONFIGS
-
-    @property
-    def config_sync(self):
-        return INCREMENTAL_CONFIGS if self.since(3, 5, 0) else REPLACE_ALL_CONFIGS
-
-    @property
-    def internal_topics_use_separator(self):
-        """3.1.0+ (KIP-690): DefaultReplicationPolicy names the internal topics with replication.policy.separator."""
-        return self.since(3, 1, 0)
-
-    @property
-    def replicates_user_internal_topics(self):
-        """4.0.0+ (KIP-1074): ReplicationPolicy.isInternalTopic and the default topics.exclude cover only MM2's own internal
-        topics (isMM2InternalTopic) and Kafka's, no longer every `*.internal` / `*-internal` name."""
-        return self.since(4, 0, 0)
-
-    @property
-    def exactly_once(self):
-        """3.5.0+ (KIP-618 for MirrorMaker 2): `<target>.exactly.once.source.support = enabled`."""
-        return self.since(3, 5, 0)
+for _name, (_what, _steps, _before) in RULES.items():
+    setattr(Behaviour, _name, _rule(_what, _steps, _before))
