@@ -22,19 +22,25 @@ from kafka import KafkaAdminClient, KafkaProducer
 
 
 def watch(bootstrap, stop, samples):
-    admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=5000, client_id="steady-producer-watch")
+    admin = None
     try:
         while not stop.is_set():
             try:
+                if admin is None:
+                    admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=3000, client_id="steady-producer-watch")
                 # Every topic, internal ones included. kafka-python 3's DescribeTopics fields: partition_index, replica_nodes, isr_nodes.
                 under = sorted("%s:%d" % (described["name"], p["partition_index"]) for described in admin.describe_topics()
                                for p in described["partitions"] if len(p["isr_nodes"]) < len(p["replica_nodes"]))
                 samples.append([int(time.time() * 1000), under])
-            except Exception as exc:  # a broker going away mid-request: record that nothing was known then
+            except Exception as exc:  # a broker going away mid-request: record that nothing was known then, and start afresh
                 samples.append([int(time.time() * 1000), None, repr(exc)[:200]])
+                if admin is not None:
+                    admin.close()
+                admin = None
             time.sleep(0.1)
     finally:
-        admin.close()
+        if admin is not None:
+            admin.close()
 
 
 def main(bootstrap, topic, rate="50"):

@@ -395,6 +395,12 @@ def run_scenario(lab, engine_kind, release, workdir: Path, homes: Path, before_s
         if before_start is not None:
             before_start(source, target)
         engine.start()
+        if engine_kind == "real":
+            # The stand-in's run waits for these (_heartbeats_created), and only a running real MirrorMaker makes them: its
+            # reverse herder (heartbeats to the source) creates three internal topics of its own first, which took over 30 s on
+            # a loaded machine, longer than the scenario below keeps the first lifetime running.
+            _wait(lambda: "heartbeats" in source.topics() and "heartbeats" in target.topics(), "its heartbeats topics on both clusters",
+                  engine=engine)
 
         def copied(ends):
             return all(sum(target.end_offsets(run.remote(name)).values() or [0]) >= sum(ends[name].values()) for name in ends)
