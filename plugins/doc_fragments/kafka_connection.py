@@ -4,16 +4,6 @@
 # Options of plugins/module_utils/_kafka/connection_options.py kafka_connection_argument_spec(); must be kept in sync with it.
 from __future__ import annotations
 
-import yaml
-
-
-def _suboptions_of(documentation, name, description, own_descriptions):
-    """The options of `documentation` as the suboptions of a dict option `name`, each described as the top-level one (or by
-    `own_descriptions`), with its type, elements, default, choices and required."""
-    options = yaml.safe_load(documentation)["options"]
-    suboptions = {key: dict(spec, description=own_descriptions.get(key, "As the top-level O(%s)." % key)) for key, spec in options.items()}
-    return yaml.safe_dump({"options": {name: {"description": description, "type": "dict", "suboptions": suboptions}}}, sort_keys=False)
-
 
 class ModuleDocFragment:
     DOCUMENTATION = r"""
@@ -85,8 +75,63 @@ options:
 """
 
     # Option `source` of the modules that read a flow's two clusters: the top-level options reach the target. A module
-    # gives `source` its own description, type and required; the suboptions come from here, made from DOCUMENTATION's
-    # options so that the two cannot differ.
-    SOURCE_CLUSTER = _suboptions_of(
-        DOCUMENTATION, "source", "Connection to the source cluster, with the same keys as the top-level connection options.",
-        {"bootstrap_servers": "Brokers of the source cluster, C(host:port)."})
+    # gives `source` its own description, type and required; the suboptions come from here.
+    SOURCE_CLUSTER = r"""
+options:
+  source:
+    description: Connection to the source cluster, with the same keys as the top-level connection options.
+    type: dict
+    suboptions:
+      bootstrap_servers:
+        description: Brokers of the source cluster, C(host:port).
+        type: list
+        elements: str
+        required: true
+      security_protocol:
+        description: As the top-level O(security_protocol).
+        type: str
+        default: PLAINTEXT
+        choices: [PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL]
+      sasl_mechanism:
+        description: As the top-level O(sasl_mechanism).
+        type: str
+        choices: [PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, GSSAPI]
+      sasl_kerberos_service_name:
+        description: As the top-level O(sasl_kerberos_service_name).
+        type: str
+      sasl_kerberos_principal:
+        description: As the top-level O(sasl_kerberos_principal).
+        type: str
+      sasl_kerberos_keytab:
+        description: As the top-level O(sasl_kerberos_keytab).
+        type: path
+      sasl_plain_username:
+        description: As the top-level O(sasl_plain_username).
+        type: str
+      sasl_plain_password:
+        description: As the top-level O(sasl_plain_password).
+        type: str
+      ssl_cafile:
+        description: As the top-level O(ssl_cafile).
+        type: path
+      ssl_certfile:
+        description: As the top-level O(ssl_certfile).
+        type: path
+      ssl_keyfile:
+        description: As the top-level O(ssl_keyfile).
+        type: path
+      ssl_password:
+        description: As the top-level O(ssl_password).
+        type: str
+      ssl_check_hostname:
+        description: As the top-level O(ssl_check_hostname).
+        type: bool
+        default: true
+      request_timeout_ms:
+        description: As the top-level O(request_timeout_ms).
+        type: int
+        default: 30000
+      api_version:
+        description: As the top-level O(api_version).
+        type: str
+"""
