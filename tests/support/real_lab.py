@@ -18,6 +18,7 @@ import time
 import urllib.request
 from pathlib import Path
 
+from sandbox.providers import ApacheProvider
 from tests.support.ansible_play import run_playbook
 from tests.support.checkout import REPO
 
@@ -57,7 +58,8 @@ class RealLab:
         # to 3.9; Kafka 4.0's needs Java 17 (KIP-1013), the node's default.
         java8 = ({"mirrormaker2_java_home": state["mirrormaker_java_home"]}
                  if state.get("mirrormaker_java_home") and int(state["kafka_version"].split(".")[0]) < 4 else {})
-        self.plan = {**java8, **plan}
+        # The lab's 2 cores: MirrorMaker's JIT and GC as light as the brokers' (sandbox.providers.ApacheProvider.JVM_OPTIONS).
+        self.plan = {**java8, "mirrormaker2_jvm_performance_opts": ApacheProvider.JVM_OPTIONS, **plan}
         self.inventory = Path(state["dir"]) / "inventory.yml"
 
     def node(self, alias: str, index: int) -> dict:

@@ -40,6 +40,7 @@ import yaml
 
 from sandbox import processes
 from sandbox.nodes import ssh_argv
+from sandbox.providers import ApacheProvider
 from tests.support.ansible_play import run_playbook
 from tests.support.checkout import REPO
 from tests.support.sandbox_fixture import running_sandbox
@@ -61,8 +62,9 @@ PLAN = {
     "mirrormaker2_flows": [{"source": ALIASES["primary"], "target": ALIASES["secondary"], "topics": ["qs-.*"], "groups": ["qs-.*"],
                             "refresh_topics_interval_seconds": 10, "refresh_groups_interval_seconds": 5}],
     "mirrormaker2_health_timeout": 300, "mirrormaker2_health_poll_interval": 2,
-    # The lab's 2 cores: MirrorMaker's heap as small as its work allows (HDInsight's head nodes have GBs).
-    "mirrormaker2_heap_opts": "-Xms128m -Xmx384m",
+    # The lab's 2 cores: MirrorMaker's heap as small as its work allows (HDInsight's head nodes have GBs), JIT and GC as light
+    # as the brokers'.
+    "mirrormaker2_heap_opts": "-Xms128m -Xmx384m", "mirrormaker2_jvm_performance_opts": ApacheProvider.JVM_OPTIONS,
     "mirror_topics": "qs-.*",
 }
 
