@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import time
 from collections import namedtuple
+from dataclasses import dataclass
+from typing import Callable
 
 from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.client import KafkaConnection, KafkaConnectionError, KafkaError
 from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.topic_admin import read_topics
@@ -52,30 +54,31 @@ def still_missing(before, now):
     return missing
 
 
+@dataclass
 class RejoinWaiter:
-    """Reads the cluster before a restart and waits after it until the cluster is back to that view."""
+    """Reads the cluster before a restart and waits after it until the cluster is back to that view (`reader`, `clock` and
+    `sleep` are there for the tests)."""
 
-    def __init__(self, kafka_params, poll_interval=5.0, reader=read_view, clock=time.monotonic, sleep=time.sleep):
-        self.kafka_params = kafka_params
-        self.poll_interval = poll_interval
-        self._reader = reader
-        self._clock = clock
-        self._sleep = sleep
+    kafka_params: dict
+    poll_interval: float = 5.0
+    reader: Callable = read_view
+    clock: Callable = time.monotonic
+    sleep: Callable = time.sleep
 
     def snapshot(self):
         """The view to come back to; an unreadable cluster is an error here, before anything restarts."""
-        return self._reader(self.kafka_params)
+        return self.reader(self.kafka_params)
 
     def wait(self, before, timeout):
-        deadline = self._clock() + timeout
+        deadline = self.clock() + timeout
         while True:
             try:
-                missing = still_missing(before, self._reader(self.kafka_params))
+                missing = still_missing(before, self.reader(self.kafka_params))
             except (KafkaConnectionError, KafkaError) as exc:
                 # A restarting broker may be the one the bootstrap servers point at.
                 missing = [f"cluster not readable ({exc})"]
             if not missing:
                 return
-            if self._clock() >= deadline:
+            if self.clock() >= deadline:
                 raise BrokersNotBack("; ".join(missing))
-            self._sleep(self.poll_interval)
+            self.sleep(self.poll_interval)
