@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import logging
 
-from kafka.partitioner.default import murmur2
 
 LOG = logging.getLogger("sandbox.mm2")
 COMPACT = {"cleanup.policy": "compact"}
@@ -65,29 +64,23 @@ class ConnectWorker:
         self.settings = {key: value.format(source=flow.source) for key, value in STORAGE_DEFAULTS.items()}
         self.settings.update({key: value for key, value in flow.worker.items() if key in STORAGE_DEFAULTS})
         self.offsets_topic = self.settings["offset.storage.topic"]
-        self.partitions = int(self.settings["offset.storage.partitions"])
         self.written = set()  # keys of connectors whose offsets never change (checkpoints, heartbeats): written once
 
     def start(self):
         """KafkaConfigBackingStore, KafkaOffsetBackingStore and KafkaStatusBackingStore create their topics at herder start."""
         settings = self.settings
         self.target.ensure_topic(settings["config.storage.topic"], 1, int(settings["config.storage.replication.factor"]), COMPACT)
-        self.target.ensure_topic(self.offsets_topic, self.partitions, int(settings["offset.storage.replication.factor"]), COMPACT)
+        self.target.ensure_topic(self.offsets_topic, int(settings["offset.storage.partitions"]), int(settings["offset.storage.replication.factor"]),
+                                 COMPACT)
         self.target.ensure_topic(settings["status.storage.topic"], int(settings["status.storage.partitions"]),
                                  int(settings["status.storage.replication.factor"]), COMPACT)
-        self.partitions = self.target.partition_counts([self.offsets_topic]).get(self.offsets_topic, self.partitions)
 
-    def partition_of(self, key):
-        """The producer's default partitioner for a keyed record: Utils.toPositive(Utils.murmur2(key)) % partitions."""
-        return (murmur2(key) & 0x7FFFFFFF) % self.partitions
-
-    def records(self, connector, offsets):
-        """(key, value, partition) of the offsets topic for {source partition map as a tuple of items: offset map}."""
-        out = []
-        for fields, offset in offsets:
-            key = offset_key(connector, dict(fields))
-            out.append((key, json.dumps(offset, separators=(",", ":")).encode(), self.partition_of(key)))
-        return out
+    @staticmethod
+    def records(connector, offsets):
+        """(key, value) of the offsets topic for {source partition map as a tuple of items: offset map}. Sent without a
+        partition, as KafkaBasedLog.send does: the producer's default partitioner (murmur2 of the key, which kafka-python's
+        shares) places each among the partitions the topic has when it is sent (fewer than 25 after an auto-create)."""
+        return [(offset_key(connector, dict(fields)), json.dumps(offset, separators=(",", ":")).encode()) for fields, offset in offsets]
 
     def read_offsets(self, connector):
         """{key: offset map} of `connector`'s source offsets in the offsets topic, newest last (every partition)."""
@@ -105,5 +98,5 @@ class ConnectWorker:
         key = offset_key(connector, fields)
         if key in self.written:
             return
-        producer.send(self.offsets_topic, key=key, value=b'{"offset":0}', partition=self.partition_of(key))
+        producer.send(self.offsets_topic, key=key, value=b'{"offset":0}')
         self.written.add(key)

@@ -113,7 +113,7 @@ class SourceReplicator:
         producer.flush()
 
     def _progress_records(self, offsets):
-        """(key, value, partition) in the offsets topic: KafkaOffsetBackingStore's producer places a key by murmur2 (connect.py)."""
+        """(key, value) in the offsets topic: KafkaOffsetBackingStore's producer places a key by murmur2 (connect.py)."""
         return self.worker.records(SOURCE_CONNECTOR, [(tuple(source_partition(self.flow.source, topic, partition).items()), {"offset": upstream})
                                                       for (topic, partition), upstream in sorted(offsets.items())])
 
@@ -122,14 +122,13 @@ class SourceReplicator:
         self.next_flush = (now or time.monotonic()) + self.flush_interval_s
         if self.copied and not self.flow.exactly_once:
             try:
-                for key, value, partition in self._progress_records(self.copied):
-                    self.producer.send(self.worker.offsets_topic, key=key, value=value, partition=partition)
+                for key, value in self._progress_records(self.copied):
+                    self.producer.send(self.worker.offsets_topic, key=key, value=value)
                 self.producer.flush()
             except (KafkaError, ValueError) as exc:
                 # WorkerSourceTask.commitOffsets: a failed flush is logged, its offsets are kept for the next commit and the
-                # task copies on (nor are delayed syncs sent). Seen when the target was rebuilt under a running MirrorMaker:
-                # the offsets topic came back auto-created with fewer partitions than the key's murmur2 partition. The Java
-                # producer waits max.block.ms for that partition and fails the send; kafka-python raises ValueError at once.
+                # task copies on (nor are delayed syncs sent), as when the target was rebuilt under a running MirrorMaker and
+                # its offsets topic is not back yet.
                 LOG.error("%s: failed to commit offsets to %s: %s; kept for the next commit", self.flow.name, self.worker.offsets_topic, exc)
                 return
             self.committed.update(self.copied)
@@ -169,8 +168,8 @@ class SourceReplicator:
                 sent.append((tp, record, self._send(tp, record)))
                 last[(tp.topic, tp.partition)] = record.offset
         if self.flow.exactly_once:
-            for key, value, partition in self._progress_records(last):
-                self.producer.send(self.worker.offsets_topic, key=key, value=value, partition=partition)
+            for key, value in self._progress_records(last):
+                self.producer.send(self.worker.offsets_topic, key=key, value=value)
             self.producer.commit_transaction()
             self.committed.update(last)
         else:

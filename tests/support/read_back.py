@@ -14,7 +14,7 @@ Run with a sandbox node's python (names resolve there as on that node):
     python read_back.py BOOTSTRAP create NAME PARTITIONS REPLICATION_FACTOR
     python read_back.py BOOTSTRAP keys TOPIC        -> {"keys": {partition: [key, ...]}} (every record to the end, in order)
     python read_back.py BOOTSTRAP group GROUP       -> {"offsets": {"topic:partition": committed offset}}
-    python read_back.py BOOTSTRAP in-sync           -> {"brokers": [id, ...], "under_replicated": ["topic:partition", ...]}
+    python read_back.py BOOTSTRAP in-sync           -> {"under_replicated": ["topic:partition", ...]}
                                                        (every topic, internal ones included: fewer in-sync replicas than replicas)
 """
 import json
@@ -83,10 +83,7 @@ def main(bootstrap, command, *args):
             # kafka-python 3's DescribeTopics fields: partition_index, replica_nodes, isr_nodes.
             under = sorted("%s:%d" % (described["name"], p["partition_index"]) for described in admin.describe_topics()
                            for p in described["partitions"] if len(p["isr_nodes"]) < len(p["replica_nodes"]))
-            # DescribeCluster (2.8+) and kafka-python's Metadata fallback (2.4.1) both name the id broker_id; a KRaft broker
-            # still fenced by its controllers is not back.
-            brokers = sorted(b["broker_id"] for b in admin.describe_cluster()["brokers"] if not b.get("is_fenced"))
-            return {"brokers": brokers, "under_replicated": under}
+            return {"under_replicated": under}
         if command == "configs":
             described = admin.describe_configs([ConfigResource("TOPIC", name) for name in args], config_filter="all").get("topic", {})
             return {"configs": {name: {key: entry["value"] for key, entry in described.get(name, {}).items()} for name in args}}

@@ -88,16 +88,17 @@ class RealLab:
         return topics
 
     def wait_in_sync(self, alias: str, timeout: float = 180) -> None:
-        """Until every broker of `alias` is in its metadata and no partition of it is under-replicated: a test file that
-        starts after another killed or restarted brokers starts from a whole cluster (read_back.py's `in-sync`)."""
-        expected = list(range(len(self.state["clusters"][alias]["brokers"])))  # the lab's broker ids: 0, 1, 2
+        """Until no partition of `alias` is under-replicated (every replica of every partition, internal topics included, in
+        sync, so no broker is missing either): a test file that starts after another killed or restarted brokers starts from
+        a whole cluster (read_back.py's `in-sync`; kafka-python 3.0.12's describe_cluster fails on 3.2.0, KeyError
+        endpoint_type, so brokers are not listed)."""
         deadline, seen = time.monotonic() + timeout, None
         while time.monotonic() < deadline:
             seen = self.client(alias, "in-sync")
-            if seen["brokers"] == expected and not seen["under_replicated"]:
+            if not seen["under_replicated"]:
                 return
             time.sleep(3)
-        raise AssertionError(f"{alias} not whole and in sync after {timeout} s: {seen}")
+        raise AssertionError(f"{alias} not in sync after {timeout} s: {seen}")
 
     def play(self, playbook: Path, check: bool = False, tags: str | None = None, **extra):
         return run_playbook(playbook, inventory=self.inventory, extra_vars={**self.plan, **extra}, check=check, tags=tags, diff=True, timeout=1200)
@@ -128,11 +129,12 @@ class RealLab:
         node = next(n for n in self.state["clusters"]["secondary"]["nodes"] if n["name"] == self.state["mirrormaker_node"])
         return Path(node["upper"])
 
-    def java_of(self, pid: int) -> tuple:
-        """(path, `-version` first line) of the java a process runs, read through the process's own root."""
+    def java_of(self, pid: int, java_home: str) -> tuple:
+        """(the executable a process runs, as this machine names it, and JAVA_VERSION of the `release` file in `java_home` as
+        the process sees its root: the node's bind mounts exist only in its mount namespace)."""
         exe = os.readlink(f"/proc/{pid}/exe")
-        said = subprocess.run([f"/proc/{pid}/root{exe}", "-version"], capture_output=True, text=True, timeout=60, check=False)
-        return exe, (said.stderr or said.stdout).splitlines()[0]
+        release = Path(f"/proc/{pid}/root{java_home}/release").read_text()
+        return exe, next(line.split("=", 1)[1].strip('"') for line in release.splitlines() if line.startswith("JAVA_VERSION="))
 
     def mirrormakers(self) -> list:
         """(pid, argv) of every Apache MirrorMaker 2 JVM on this machine whose properties (read through the process's own

@@ -320,10 +320,11 @@ def test_classic_case_rebuilt_target_is_reported_with_the_fix(rebuilt_lab):
     assert latest_syncs(lab.primary) == lab.facts["syncs"]
     # The source's consumers go on: MirrorMaker checkpoints the group's new offsets, translated with the old syncs.
     kafka_io.commit(lab.primary, CL_GROUP, CL_TOPIC, CL_MOVED)
-    # Up to 360 s: after the rebuild the stand-in's clients reconnect and its sends to topics the rebuild removed wait for
-    # their metadata, one after another; in suite runs at a load of 10-20, 60 s and then 180 s ran out (cause not pinned
-    # down: it passes alone, also under a load of 7). The stand-in's log is in the message for the next time.
-    assert wait_for(lambda: {p: u for p, (u, _d) in latest_checkpoints(lab.secondary).items()} == CL_MOVED, 360), \
+    # Up to 180 s: after the rebuild the stand-in's clients reconnect and its sends to the topics the rebuild removed wait
+    # for their metadata. (It failed in 4 of 5 suite runs while the stand-in sent its offsets-topic records to the murmur2
+    # partition of 25 whatever the topic had: auto-created again with fewer, each commit's flush waited out the delivery
+    # timeout and the checkpoints starved. Connect's KafkaBasedLog names no partition; the stand-in no longer does either.)
+    assert wait_for(lambda: {p: u for p, (u, _d) in latest_checkpoints(lab.secondary).items()} == CL_MOVED, 180), \
         f"checkpoints after the rebuild: {latest_checkpoints(lab.secondary)}\n{lab.log_tail()}"
     checkpoints = latest_checkpoints(lab.secondary)
     assert all(d > 0 for _u, d in checkpoints.values()), checkpoints  # beyond the end (0) of the rebuilt remote topic

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from kafka.partitioner.default import DefaultPartitioner
+
 from sandbox.mm2.connect import ConnectWorker, checkpoint_partition, heartbeat_partition, offset_key, source_partition
 from sandbox.mm2.replicator import progress_key
 from sandbox.mm2.settings import load
@@ -54,9 +56,7 @@ def test_worker_settings_of_the_target_and_the_top_level_storage_keys(tmp_path):
     assert "my-status" in target.created
 
 
-def test_keys_and_partitions_are_the_ones_real_mirrormaker_wrote(tmp_path):
-    flow = flows(tmp_path)["src_r3203674->dst_r3203674"]
-    worker = ConnectWorker(flow, Cluster())
+def test_keys_and_partitions_are_the_ones_real_mirrormaker_wrote():
     # Read back from mm2-offsets.src_r3203674.internal (25 partitions) after real MirrorMaker 2 3.2.0 ran the scenario.
     observed = {
         b'["MirrorSourceConnector",{"cluster":"src_r3203674","partition":3,"topic":"r3203674-orders"}]': 8,
@@ -69,4 +69,12 @@ def test_keys_and_partitions_are_the_ones_real_mirrormaker_wrote(tmp_path):
             offset_key("MirrorCheckpointConnector", checkpoint_partition("r3203674-audit", "src_r3203674.r3203674-ledger", 0)),
             offset_key("MirrorHeartbeatConnector", heartbeat_partition("src_r3203674", "dst_r3203674"))]
     assert made == list(observed)
-    assert {key: worker.partition_of(key) for key in made} == observed
+    # The stand-in sends them without a partition, as KafkaBasedLog does: kafka-python's default partitioner must place them
+    # where Java's did, over the 25 partitions the topic had.
+
+    class OffsetsTopic:  # the ClusterMetadata the partitioner reads: the topic with its 25 partitions
+        topics = staticmethod(lambda: {"offsets"})
+        partitions_for_topic = available_partitions_for_topic = staticmethod(lambda _topic: set(range(25)))
+
+    placed = {key: DefaultPartitioner().partition("offsets", key, key, None, None, OffsetsTopic) for key in made}
+    assert placed == observed
