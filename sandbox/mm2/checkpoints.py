@@ -122,7 +122,7 @@ class CheckpointTask:
                 record = self.flow.records.checkpoint_record(checkpoint)
                 producer.send(record.topic, key=record.key, value=record.value, partition=0)
                 if self.worker is not None:  # Connect commits each checkpoint record's source offset ({"offset": 0}) too
-                    self.worker.write_once(producer, "MirrorCheckpointConnector",
+                    self.worker.write_once("MirrorCheckpointConnector",
                                            checkpoint_partition(checkpoint.group, checkpoint.topic, checkpoint.partition))
                 written += 1
         producer.flush()

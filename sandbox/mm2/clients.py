@@ -43,7 +43,7 @@ class TrackingProducer(KafkaProducer):
 
 
 class ClusterClients:
-    """Lazily built admin client and producer for one cluster alias; close() closes what was built."""
+    """Lazily built admin client and producers for one cluster alias; close() closes what was built."""
 
     def __init__(self, alias, client_settings):
         self.alias = alias
@@ -58,6 +58,7 @@ class ClusterClients:
                              % (alias, self.options["security_protocol"]))
         self._admin = None
         self._producer = None
+        self._offset_store_producer = None
         self._consumers = []
         self._transactional = []
 
@@ -70,6 +71,17 @@ class ClusterClients:
         if self._producer is None:
             self._producer = TrackingProducer(acks="all", linger_ms=5, retries=5, max_in_flight_requests_per_connection=1, **self.options)
         return self._producer
+
+    def offset_store_producer(self):
+        """The producer of Connect's offsets topic, apart from the tasks': KafkaOffsetBackingStore writes through a
+        KafkaBasedLog of its own. A record stuck for a partition the topic has lost (the target rebuilt under a running
+        MirrorMaker, the topic auto-created again with fewer partitions) then delays only the offsets' flush, which gives up
+        after offset.flush.timeout.ms, never the records, checkpoints or heartbeats: with one shared producer each of their
+        flushes waited out that record's delivery timeout (120 s), and test_stale_state's checkpoints starved."""
+        if self._offset_store_producer is None:
+            self._offset_store_producer = TrackingProducer(acks="all", linger_ms=5, retries=5, max_in_flight_requests_per_connection=1,
+                                                           **self.options)
+        return self._offset_store_producer
 
     def consumer(self):
         """A group-less consumer (partitions are assigned, never subscribed: no group coordination)."""
@@ -138,7 +150,7 @@ class ClusterClients:
     def close(self):
         for consumer in self._consumers:
             consumer.close()
-        for producer in self._transactional + ([self._producer] if self._producer is not None else []):
+        for producer in self._transactional + [p for p in (self._producer, self._offset_store_producer) if p is not None]:
             producer.flush()
             producer.close()
         if self._admin is not None:

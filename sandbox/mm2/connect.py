@@ -93,10 +93,20 @@ class ConnectWorker:
                 found[record.key] = json.loads(record.value) if record.value else None
         return found
 
-    def write_once(self, producer, connector, fields):
-        """A constant {"offset": 0} (the checkpoint and heartbeat connectors' source offset), once per key in a lifetime."""
+    def write_once(self, connector, fields):
+        """A constant {"offset": 0} (the checkpoint and heartbeat connectors' source offset), once per key in a lifetime;
+        flushed with the next commit()."""
         key = offset_key(connector, fields)
         if key in self.written:
             return
-        producer.send(self.offsets_topic, key=key, value=b'{"offset":0}')
+        self.target.offset_store_producer().send(self.offsets_topic, key=key, value=b'{"offset":0}')
         self.written.add(key)
+
+    def commit(self, records, timeout_s):
+        """WorkerSourceTask.commitOffsets through the offset store: send (key, value) records and wait for them at most
+        offset.flush.timeout.ms; past it kafka-python raises KafkaTimeoutError, and the caller keeps its offsets for the next
+        commit, as Connect logs "Timed out waiting to flush offsets to storage" and tries again at the next interval."""
+        producer = self.target.offset_store_producer()
+        for key, value in records:
+            producer.send(self.offsets_topic, key=key, value=value)
+        producer.flush(timeout=timeout_s)

@@ -21,4 +21,4 @@ class HeartbeatEmitter:
         producer = self.target.producer()
         producer.send(record.topic, key=record.key, value=record.value, partition=0)
         if self.worker is not None:  # Connect commits the heartbeat task's constant source offset ({"offset": 0}) too
-            self.worker.write_once(producer, "MirrorHeartbeatConnector", heartbeat_partition(self.flow.source, self.flow.target))
+            self.worker.write_once("MirrorHeartbeatConnector", heartbeat_partition(self.flow.source, self.flow.target))

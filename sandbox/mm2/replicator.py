@@ -54,6 +54,7 @@ class SourceReplicator:
         self.emit_syncs = flow.flag("emit.offset-syncs.enabled")
         self.configs = TopicConfigSync(flow, source, target)
         self.flush_interval_s = int(flow.worker["offset.flush.interval.ms"]) / 1000.0
+        self.flush_timeout_s = int(flow.worker["offset.flush.timeout.ms"]) / 1000.0
         self.next_flush = 0.0
         self.idle_s = 0.0  # the last sleep after an empty poll; 0 while records flow
         self.producer = None
@@ -122,9 +123,7 @@ class SourceReplicator:
         self.next_flush = (now or time.monotonic()) + self.flush_interval_s
         if self.copied and not self.flow.exactly_once:
             try:
-                for key, value in self._progress_records(self.copied):
-                    self.producer.send(self.worker.offsets_topic, key=key, value=value)
-                self.producer.flush()
+                self.worker.commit(self._progress_records(self.copied), self.flush_timeout_s)
             except (KafkaError, ValueError) as exc:
                 # WorkerSourceTask.commitOffsets: a failed flush is logged, its offsets are kept for the next commit and the
                 # task copies on (nor are delayed syncs sent), as when the target was rebuilt under a running MirrorMaker and

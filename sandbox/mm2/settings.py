@@ -57,7 +57,8 @@ DEFAULTS = {
 }
 DEFAULT_POLICY = "org.apache.kafka.connect.mirror.DefaultReplicationPolicy"
 # Connect WorkerConfig defaults of a dedicated MirrorMaker 2 herder.
-WORKER_DEFAULTS = {"offset.storage.replication.factor": "3", "offset.flush.interval.ms": "60000", "exactly.once.source.support": "disabled"}
+WORKER_DEFAULTS = {"offset.storage.replication.factor": "3", "offset.flush.interval.ms": "60000", "offset.flush.timeout.ms": "5000",
+                   "exactly.once.source.support": "disabled"}
 CLIENT_KEYS = ("bootstrap.servers", "security.protocol")
 
 

@@ -9,6 +9,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from kafka import TopicPartition
+from kafka.errors import KafkaTimeoutError
 
 from sandbox.mm2.records import MirrorRecords
 from sandbox.mm2.connect import ConnectWorker
@@ -53,7 +54,7 @@ class FakeProducer:
         self.in_transaction.add((topic, partition))
         return Future(offset)
 
-    def flush(self):
+    def flush(self, timeout=None):
         pass
 
     def begin_transaction(self):
@@ -78,13 +79,29 @@ class Log:
         return offset
 
 
+class StuckProducer(FakeProducer):
+    """The offsets topic lost the partition a record went to: each flush gives up at its timeout, as kafka-python's does."""
+
+    def __init__(self, log):
+        super().__init__(log)
+        self.flush_timeouts = []
+
+    def flush(self, timeout=None):
+        self.flush_timeouts.append(timeout)
+        raise KafkaTimeoutError(f"Timeout after waiting for {timeout} secs.")
+
+
 class FakeCluster(StandInClusterFake):
     def __init__(self, topics=None, batches=()):
         super().__init__(topics, batches)
         self.log = Log()
+        self.offset_store = FakeProducer(self.log)
 
     def producer(self):
         return FakeProducer(self.log)
+
+    def offset_store_producer(self):
+        return self.offset_store
 
     def transactional_producer(self, _transactional_id):
         return FakeProducer(self.log)
@@ -127,6 +144,23 @@ def test_connect_offsets_are_committed_only_every_flush_interval(tmp_path):
     assert progress(target) == [149]
     # 3.7+: the delayed sync of the partition goes out with the commit (OffsetSyncWriter.promoteDelayedOffsetSyncs).
     assert syncs(source, "mm2-offset-syncs.secondary.internal")[-1] == (149, 149)
+
+
+def test_a_stuck_offsets_flush_gives_up_at_its_timeout_and_the_copy_goes_on(tmp_path):
+    """KafkaOffsetBackingStore writes through a producer of its own and WorkerSourceTask waits offset.flush.timeout.ms
+    (5000) for it: a commit whose record cannot be delivered (the offsets topic lost its partition in a target rebuild)
+    keeps the offsets for the next commit, and the records go on being copied meanwhile."""
+    copy, _source, target = replicator(tmp_path, batches=[batch(0, 150), batch(150, 10)])
+    target.offset_store = StuckProducer(target.log)
+    copy.step(10, now=copy.next_flush - 1)
+    copy.commit_offsets()
+    assert target.offset_store.flush_timeouts == [5.0]
+    assert copy.committed == {} and copy.copied == {("orders", 0): 149}
+    copy.step(10, now=copy.next_flush - 1)
+    assert [o for o, _k, _v in target.log.records["primary.orders"]] == list(range(160))
+    target.offset_store = FakeProducer(target.log)
+    copy.commit_offsets()
+    assert copy.committed == {("orders", 0): 159} and progress(target)[-1] == 159
 
 
 def test_exactly_once_commits_records_and_offsets_in_one_transaction(tmp_path):

@@ -46,7 +46,7 @@ class RefusingProducer:
         self.log[(topic, partition)].append(key)
         return Future(len(self.log[(topic, partition)]) - 1)
 
-    def flush(self):
+    def flush(self, timeout=None):
         pass
 
 
@@ -70,6 +70,9 @@ class Cluster(StandInClusterFake):
         self._producer = producer
 
     def producer(self):
+        return self._producer
+
+    def offset_store_producer(self):  # one fake for both: these tests tell the offsets topic's sends by their topic
         return self._producer
 
     def consumer(self):
