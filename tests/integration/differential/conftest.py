@@ -42,6 +42,7 @@ from kafka.structs import OffsetAndMetadata
 
 from sandbox import kafka_dist
 from tests.support.checkout import REPO, collections_path
+from tests.support.ip_advertising import assert_ip_advertising_as_ambari_stores
 from tests.support.read_back import read_records
 from tests.support.sandbox_fixture import running_sandbox
 
@@ -507,6 +508,8 @@ def lab(tmp_path_factory, sandbox_net):
                          f"the differential test's lab (apache {LAB_RELEASE}, net {sandbox_net}, subnet {LAB_SUBNET})", down_timeout=90,
                          provider="apache", net=sandbox_net, subnet=LAB_SUBNET, node_mode="local",
                          releases={"primary": LAB_RELEASE, "secondary": LAB_RELEASE}, kafka_version=LAB_RELEASE, timeout=600, advertise_ip=True) as state:
+        # up(advertise_ip=True) on real Kafka, checked here rather than on a lab of its own (test_sandbox_up_options: CI time).
+        assert_ip_advertising_as_ambari_stores(state)
         yield {"state": state, "primary": state["clusters"]["primary"]["bootstrap_servers"],
                "secondary": state["clusters"]["secondary"]["bootstrap_servers"], "startup_seconds": round(time.monotonic() - started, 1)}
 

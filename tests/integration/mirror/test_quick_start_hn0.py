@@ -24,7 +24,8 @@ wheelhouse; the topics narrowed to qs-.*; and the validation stage left out.
 
 Read back with clients of its own: tests/support/read_back.py under a worker's python (the lab's FQDNs resolve only inside
 its nodes), MirrorMaker's program read from hn0's own supervisord inside the node, its JVM found in /proc and placed by its
-mount namespace, getent over SSH on hn0. The validation stage (Spark) is skipped: tests/integration/real_kafka runs it.
+mount namespace, getent over SSH on hn0. Last, on the lab the test leaves behind, MirrorMaker's log on hn0 rolls at the
+size asked (log4j 1). The validation stage (Spark) is skipped: tests/integration/real_kafka runs it.
 """
 from __future__ import annotations
 
@@ -43,6 +44,7 @@ from sandbox.nodes import ssh_argv
 from sandbox.providers import ApacheProvider
 from tests.support.ansible_play import run_playbook
 from tests.support.checkout import REPO
+from tests.support.real_lab import MM2_APP_LOG, watch_log_rollovers
 from tests.support.sandbox_fixture import running_sandbox
 
 pytestmark = [pytest.mark.integration, pytest.mark.skipif(os.geteuid() != 0, reason="hn0 is an SSH host only as root (ssh node mode)")]
@@ -221,3 +223,11 @@ def test_the_readme_quick_start_mirrors_with_mirrormaker_on_hn0(lab, tmp_path):
     for broker in state["clusters"]["primary"]["brokers"]:
         resolved = on_hn0(hn0, f"getent hosts {shlex.quote(broker['node'])}")
         assert resolved.returncode == 0 and resolved.stdout.split()[0] == broker["host"], (broker, resolved.stdout)
+
+    # Issue 27 item 8 on log4j 1 (reload4j, Kafka 3.2.0's MirrorMaker): with a 1 MB size and two old files (DEBUG, to fill it
+    # within seconds), the log on hn0 rolls at 1 MB three times over and never keeps a third old file. Last: the lab ends here.
+    small = run_playbook(PLAYBOOK, inventory=inventory, tags="mirrormaker2",
+                         extra_vars={**PLAN, "mirrormaker2_log_level": "DEBUG", "mirrormaker2_log_max_file_size_mb": 1, "mirrormaker2_log_max_files": 2})
+    assert not small.failed, small.stdout[-5000:]
+    seen = watch_log_rollovers(Path(hn0["upper"]) / str(MM2_APP_LOG).lstrip("/"), rollovers=3, max_bytes=1 << 20, kept=2, timeout=300)
+    assert seen["kept"] == ["mirrormaker.log.1", "mirrormaker.log.2"], seen

@@ -7,7 +7,7 @@ net; three brokers per cluster, SSH nodes as strict as HDInsight's).
 1. mirror.yml: the remote topic's records and replication factor read back independently; the MirrorMaker that runs is
    Apache's 4.3.1 (its JVM found in /proc by its main class, the Kafka home it runs from seen through its own root), it
    logs through the log4j2.yaml the role renders for 4.x (its log file fills), and its properties carry no *.blacklist key
-   (removed in 4.0).
+   (removed in 4.0). With a 1 MB size and two old files asked for, the log rolls at that size and keeps no third one.
 2. failover.yml, check mode then for real: check mode commits nothing; the real run stops MirrorMaker and commits the
    group on the target at offsets that never skip a record it had not consumed.
 3. KIP-1074 (4.0): MirrorMaker 2 4.x replicates a user topic named `*.internal`; every earlier release skips it. Real
@@ -28,7 +28,8 @@ import pytest
 
 from tests.support.checkout import REPO
 from tests.support.real_lab import MM2_PROPERTIES as PROPERTIES
-from tests.support.real_lab import RealLab, mirror_plan, node_java8
+from tests.support.real_lab import MM2_APP_LOG as APP_LOG
+from tests.support.real_lab import RealLab, mirror_plan, node_java8, watch_log_rollovers
 from tests.support.sandbox_fixture import running_sandbox
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark,
@@ -44,7 +45,6 @@ PLAN = mirror_plan("nr", health_timeout=480)
 VALIDATION_REPORT = "kafkaops.mirror.mirror_validation : Keep the report as a fact"
 PRE_CREATE_TASK = "kafkaops.mirror.kafka_topics : Align the target cluster's topics in one batched call"
 APPLY_TASK = "kafkaops.mirror.failover : Translate the groups' offsets and commit them on the target"
-APP_LOG = Path("/etc/kafka-mirrormaker2/logs/mirrormaker.log")
 
 
 @pytest.fixture(scope="module")
@@ -146,6 +146,24 @@ def test_java_8_cannot_run_mirrormaker_4x_and_nothing_changes(lab, mirrored):
     assert "MirrorMaker of Kafka 4.3.1 needs Java 17 or later" in message and f"mirrormaker2_java_home {java8} is Java 8" in message, message
     assert "Nothing was changed" in message, message
     assert play.changed_count == 0 and lab.mirrormakers() == running and properties.read_text() == before
+
+
+def test_mirrormaker_log_rolls_at_its_size_and_keeps_its_count(lab, mirrored):
+    """Issue 27 item 8 on log4j2 (4.x): with mirrormaker2_log_max_file_size_mb 1 and mirrormaker2_log_max_files 2 (DEBUG, to
+    fill it within seconds), real MirrorMaker's log rolls at 1 MB into mirrormaker.log.1 and .2 three times over and never
+    keeps a third old file, read on the node's files. The plan's own settings come back afterwards (one more restart)."""
+    assert not mirrored.failed, failure(mirrored)
+    small = lab.play(MIRROR, tags="mirrormaker2", mirrormaker2_log_level="DEBUG", mirrormaker2_log_max_file_size_mb=1,
+                     mirrormaker2_log_max_files=2)
+    try:
+        assert not small.failed, failure(small)
+        seen = watch_log_rollovers(lab.mirrormaker_node_root() / str(APP_LOG).lstrip("/"), rollovers=3, max_bytes=1 << 20, kept=2,
+                                   timeout=300)
+        assert seen["kept"] == ["mirrormaker.log.1", "mirrormaker.log.2"], seen
+    finally:
+        back = lab.play(MIRROR, tags="mirrormaker2")
+    assert not back.failed, failure(back)
+    assert len(lab.mirrormakers()) == 1
 
 
 def test_failover_check_then_real_on_the_newest_release(lab, mirrored):
