@@ -12,6 +12,7 @@ module really ran with (setup's own report), dpkg on the node, and the node's fi
 """
 from __future__ import annotations
 
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -130,3 +131,72 @@ def test_no_package_to_install_fails_naming_what_to_set(node):
     assert f"apt-get could not install python3.8 on {node.node['name']} (debian 12" in message
     assert "Set node_python_package" in message and "node_python_candidates" in message
     assert "python3.8" not in node.ssh("ls /usr/bin", check=False).stdout
+
+
+# Ubuntu 18.04's package of the newest Python it has: /usr/bin/python3.8.
+PACKAGE, PACKAGE_PYTHON = "python3.8", "/usr/bin/python3.8"
+LAB_APT = "/var/lib/kafkaops-lab-apt"  # the node's own layer: a local apt repository, and what it replaced, kept to put back
+
+
+def lab_repository(directory: Path) -> dict:
+    """{file name: bytes} of a local apt repository holding one python3.8 .deb of this test's own, whose /usr/bin/python3.8
+    is a link to this machine's real CPython 3.8.18: the stand-in for Ubuntu's package, which Debian 12 does not have (a
+    sandbox quirk; the role installs the package by its name, as on Ubuntu)."""
+    root, repository = directory / "python3.8-root", directory / "repository"
+    (root / "DEBIAN").mkdir(parents=True)
+    (root / "DEBIAN" / "control").write_text(
+        f"Package: {PACKAGE}\nVersion: 3.8.18-0kafkaopslab1\nArchitecture: all\nMaintainer: kafkaops.mirror tests <tests@localhost>\n"
+        "Description: lab stand-in for Ubuntu's python3.8, a link to a real CPython 3.8.18\n")
+    (root / "usr" / "bin").mkdir(parents=True)
+    (root / "usr" / "bin" / "python3.8").symlink_to(NEW_PYTHON)
+    repository.mkdir()
+    subprocess.run(["dpkg-deb", "--root-owner-group", "--build", str(root), str(repository / "python3.8.deb")], capture_output=True,
+                   check=True, timeout=60)
+    packages = subprocess.run(["dpkg-scanpackages", ".", "/dev/null"], cwd=repository, capture_output=True, check=True, timeout=60).stdout
+    return {"python3.8.deb": (repository / "python3.8.deb").read_bytes(), "Packages": packages}
+
+
+def in_node(node: Node, command: str, data: bytes | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([node.node["exec"], "sh", "-c", command], input=data, capture_output=True, timeout=300, check=True)
+
+
+@pytest.fixture
+def apt_with_python38(node, tmp_path):
+    """The node's apt knows only a local repository with the stand-in python3.8 (no network: its other sources are moved
+    aside, in the node's own layer), and its package lists are updated, as an Ubuntu 18.04 node's lists know python3.8. Put
+    back afterwards: the package removed, the sources and the lists restored (the worker's sandbox serves later tests)."""
+    if not (shutil.which("dpkg-deb") and shutil.which("dpkg-scanpackages")) or "exec" not in node.node:
+        pytest.skip("needs dpkg-deb and dpkg-scanpackages on this machine and a host node (ssh node mode)")
+    in_node(node, f"mkdir -p {LAB_APT}/saved")
+    for name, data in lab_repository(tmp_path).items():
+        in_node(node, f"cat > {LAB_APT}/{name}", data)
+    in_node(node, f"cp -a /var/lib/apt/lists {LAB_APT}/saved/lists && mv /etc/apt/sources.list.d {LAB_APT}/saved/ && "
+                  f"{{ [ ! -e /etc/apt/sources.list ] || mv /etc/apt/sources.list {LAB_APT}/saved/; }} && mkdir /etc/apt/sources.list.d && "
+                  f"echo 'deb [trusted=yes] file:{LAB_APT} ./' > /etc/apt/sources.list.d/kafkaops-lab.list && apt-get update -q")
+    try:
+        yield
+    finally:
+        in_node(node, f"dpkg -r {PACKAGE} >/dev/null 2>&1; rm -rf /etc/apt/sources.list.d && mv {LAB_APT}/saved/sources.list.d /etc/apt/ && "
+                      f"{{ [ ! -e {LAB_APT}/saved/sources.list ] || mv {LAB_APT}/saved/sources.list /etc/apt/; }} && "
+                      f"rm -rf /var/lib/apt/lists && mv {LAB_APT}/saved/lists /var/lib/apt/lists && rm -rf {LAB_APT}")
+
+
+def test_the_distributions_python_is_installed_then_used(node, apt_with_python38):
+    """The install path for real (issue 27 item 1): no Python 3.8+ on the node, so check mode says what apt-get would install
+    and installs nothing; the real run installs python3.8 with apt-get, looks again and runs the later plays' modules on
+    /usr/bin/python3.8; a second run finds it and changes nothing. Read back with dpkg on the node and setup's own report."""
+    search = {"node_python_search": [PACKAGE_PYTHON]}  # as on Ubuntu 18.04, where /usr/bin/python3 is the inventory's 3.6
+    check = node.run(ROLE_ONLY, check=True, **search)
+    assert not check.failed, check.stdout[-4000:]
+    assert f"Inst {PACKAGE}" in check.task(f"kafkaops.mirror.node_python : Show what apt-get would install, {PACKAGE}")["stdout"]
+    assert in_node(node, f"dpkg-query -W -f='${{Status}}' {PACKAGE} 2>/dev/null || true").stdout.decode() != "install ok installed"
+
+    first = node.run(ROLE_ONLY + [LATER], **search)
+    assert not first.failed, first.stdout[-4000:]
+    assert first.task(f"kafkaops.mirror.node_python : Install with apt-get {PACKAGE}")["changed"]
+    assert ran_with(first) == PACKAGE_PYTHON
+    installed = in_node(node, f"dpkg-query -W -f='${{Status}} ${{Version}}' {PACKAGE}; readlink {PACKAGE_PYTHON}").stdout.decode()
+    assert installed == f"install ok installed 3.8.18-0kafkaopslab1{NEW_PYTHON}\n", installed
+
+    again = node.run(ROLE_ONLY + [LATER], **search)
+    assert not again.failed and again.changed_count == 0 and ran_with(again) == PACKAGE_PYTHON, again.stdout[-3000:]
