@@ -80,6 +80,14 @@ def watch_log_rollovers(log: Path, rollovers: int, max_bytes: int, kept: int, ti
         time.sleep(0.2)
 
 
+def java_of(pid: int, java_home: str) -> tuple:
+    """(the executable a process runs, as this machine names it, and JAVA_VERSION of the `release` file in `java_home` as
+    the process sees its root: the node's bind mounts exist only in its mount namespace)."""
+    exe = os.readlink(f"/proc/{pid}/exe")
+    release = Path(f"/proc/{pid}/root{java_home}/release").read_text()
+    return exe, next(line.split("=", 1)[1].strip('"') for line in release.splitlines() if line.startswith("JAVA_VERSION="))
+
+
 class RealLab:
     """One lab's state (sandbox.api.up's answer) and the extra vars every play of a test module starts from."""
 
@@ -159,13 +167,6 @@ class RealLab:
         """The MirrorMaker node's files as it wrote them (its overlay's upper directory)."""
         node = next(n for n in self.state["clusters"]["secondary"]["nodes"] if n["name"] == self.state["mirrormaker_node"])
         return Path(node["upper"])
-
-    def java_of(self, pid: int, java_home: str) -> tuple:
-        """(the executable a process runs, as this machine names it, and JAVA_VERSION of the `release` file in `java_home` as
-        the process sees its root: the node's bind mounts exist only in its mount namespace)."""
-        exe = os.readlink(f"/proc/{pid}/exe")
-        release = Path(f"/proc/{pid}/root{java_home}/release").read_text()
-        return exe, next(line.split("=", 1)[1].strip('"') for line in release.splitlines() if line.startswith("JAVA_VERSION="))
 
     def mirrormakers(self) -> list:
         """(pid, argv) of every Apache MirrorMaker 2 JVM on this machine whose properties (read through the process's own

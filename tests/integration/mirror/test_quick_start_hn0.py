@@ -19,7 +19,8 @@ README runs it on its own before; the real run's preflights then pass on the nam
 
 What the lab changes from the README's inventory (sandbox/inventory.py; docs/development.md, "How close the lab is to
 HDInsight 5.x"): each host's address, port and key; `ansible_python_interpreter` (the node's /usr/bin/python3, 3.11 here);
-MirrorMaker under hn0's supervisord instead of `mirrormaker2_service_manager: systemd` (no systemd here); pip from the lab's
+MirrorMaker under hn0's supervisord instead of `mirrormaker2_service_manager: systemd` (no systemd here), on the Java 8 that hn0's
+PATH finds first (the machine's 17 stays under /usr/lib/jvm, for Spark); pip from the lab's
 wheelhouse; the topics narrowed to qs-.*; and the validation stage left out.
 
 Read back with clients of its own: tests/support/read_back.py under a worker's python (the lab's FQDNs resolve only inside
@@ -44,7 +45,7 @@ from sandbox.nodes import ssh_argv
 from sandbox.providers import ApacheProvider
 from tests.support.ansible_play import run_playbook
 from tests.support.checkout import REPO
-from tests.support.real_lab import MM2_APP_LOG, watch_log_rollovers
+from tests.support.real_lab import MM2_APP_LOG, java_of, node_java8, watch_log_rollovers
 from tests.support.sandbox_fixture import running_sandbox
 
 pytestmark = [pytest.mark.integration, pytest.mark.skipif(os.geteuid() != 0, reason="hn0 is an SSH host only as root (ssh node mode)")]
@@ -113,7 +114,13 @@ def mirrormaker_jvms(node: dict) -> list:
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory, sandbox_net):
     with running_sandbox(tmp_path_factory.mktemp("quick-start-hn0"), f"the quick start's lab (apache, net {sandbox_net}, subnet {SUBNET})",
-                         down_timeout=90, provider="apache", net=sandbox_net, subnet=SUBNET, mirrormaker_node="hn0", timeout=600) as state:
+                         down_timeout=90, provider="apache", net=sandbox_net, subnet=SUBNET, mirrormaker_node="hn0", timeout=600,
+                         mirrormaker_java8=node_java8()) as state:
+        if state.get("mirrormaker_java_home"):
+            # HDInsight 5.x's hn0 runs Java 8 as its `java`: the node's PATH finds the bound Java 8 first (/usr/local/bin
+            # precedes /usr/bin), and the README sets no mirrormaker2_java_home.
+            hn0 = node(state, "secondary", "hn0")
+            subprocess.run([hn0["exec"], "ln", "-sf", f"{state['mirrormaker_java_home']}/bin/java", "/usr/local/bin/java"], check=True, timeout=30)
         yield state
 
 
@@ -215,6 +222,11 @@ def test_the_readme_quick_start_mirrors_with_mirrormaker_on_hn0(lab, tmp_path):
     assert "kafka-mirrormaker2" not in on_wn0.stdout, on_wn0.stdout
     jvms = mirrormaker_jvms(hn0)
     assert len(jvms) == 1 and processes.mount_namespace(jvms[0]) == hn0["mount_namespace"], jvms
+    if state.get("mirrormaker_java_home"):  # the java on hn0's PATH, Java 8, as the role's probe said before anything changed
+        exe, version = java_of(jvms[0], state["mirrormaker_java_home"])
+        assert exe.endswith(state["mirrormaker_java_home"] + "/bin/java") and version.startswith("1.8.0_"), (exe, version)
+        probe = next(t["result"] for t in play.tasks if t["task"].startswith("kafkaops.mirror.mirrormaker2 : Fail when this Java cannot run"))
+        assert probe["msg"].startswith("MirrorMaker will run on Java 8 ("), probe
     assert mirrormaker_jvms(wn0) == []
     hostname = subprocess.run([hn0["exec"], "hostname"], capture_output=True, text=True, timeout=30, check=True).stdout.strip()
     assert hostname == hn0["short"]

@@ -34,7 +34,7 @@ import pytest
 
 from sandbox import probes
 from tests.support.checkout import REPO
-from tests.support.real_lab import MM2_PROPERTIES, RealLab, mirror_plan
+from tests.support.real_lab import MM2_PROPERTIES, RealLab, java_of, mirror_plan
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark,
               pytest.mark.skipif(os.geteuid() != 0, reason="the lab's nodes are SSH hosts (root)")]
@@ -129,7 +129,7 @@ def test_mirrormaker_runs_on_the_nodes_java_8(lab):
     running = [pid for pid, argv in lab.mirrormakers() if str(MM2_PROPERTIES) in argv]
     assert len(running) == 1, running
     java_home = lab.state["mirrormaker_java_home"]
-    exe, version = lab.java_of(running[0], java_home)
+    exe, version = java_of(running[0], java_home)
     # readlink names the node's file under the node's root directory on this machine
     assert exe.endswith(java_home + "/bin/java") and version.startswith("1.8.0_"), (exe, version)
 
