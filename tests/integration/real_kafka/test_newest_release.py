@@ -7,13 +7,15 @@ net; three brokers per cluster, SSH nodes as strict as HDInsight's).
 1. mirror.yml: the remote topic's records and replication factor read back independently; the MirrorMaker that runs is
    Apache's 4.3.1 (its JVM found in /proc by its main class, the Kafka home it runs from seen through its own root), it
    logs through the log4j2.yaml the role renders for 4.x (its log file fills), and its properties carry no *.blacklist key
-   (removed in 4.0). With a 1 MB size and two old files asked for, the log rolls at that size and keeps no third one.
+   (removed in 4.0).
 2. failover.yml, check mode then for real: check mode commits nothing; the real run stops MirrorMaker and commits the
    group on the target at offsets that never skip a record it had not consumed.
 3. KIP-1074 (4.0): MirrorMaker 2 4.x replicates a user topic named `*.internal`; every earlier release skips it. Real
    4.3.1 is checked here, and mirror_validation's report covers that topic: the collection's internal-topic rule and default
    topics.exclude follow the release that runs MirrorMaker (plugins/module_utils/_mm2/naming.py and selection.py, vendored
    into the job), and kafka_topics pre-creates its remote topic as it does any other.
+4. Last, MirrorMaker resumed after the failover with a 1 MB log size and two old files: its log4j2 log rolls at that size
+   and keeps no third one.
 
 Every check reads state with clients of its own: tests/support/read_back.py under a node's python (the lab's FQDNs
 resolve only inside its nodes, as on HDInsight), /proc for the MirrorMaker JVM, the node's files for its log.
@@ -148,24 +150,6 @@ def test_java_8_cannot_run_mirrormaker_4x_and_nothing_changes(lab, mirrored):
     assert play.changed_count == 0 and lab.mirrormakers() == running and properties.read_text() == before
 
 
-def test_mirrormaker_log_rolls_at_its_size_and_keeps_its_count(lab, mirrored):
-    """Issue 27 item 8 on log4j2 (4.x): with mirrormaker2_log_max_file_size_mb 1 and mirrormaker2_log_max_files 2 (DEBUG, to
-    fill it within seconds), real MirrorMaker's log rolls at 1 MB into mirrormaker.log.1 and .2 three times over and never
-    keeps a third old file, read on the node's files. The plan's own settings come back afterwards (one more restart)."""
-    assert not mirrored.failed, failure(mirrored)
-    small = lab.play(MIRROR, tags="mirrormaker2", mirrormaker2_log_level="DEBUG", mirrormaker2_log_max_file_size_mb=1,
-                     mirrormaker2_log_max_files=2)
-    try:
-        assert not small.failed, failure(small)
-        seen = watch_log_rollovers(lab.mirrormaker_node_root() / str(APP_LOG).lstrip("/"), rollovers=3, max_bytes=1 << 20, kept=2,
-                                   timeout=300)
-        assert seen["kept"] == ["mirrormaker.log.1", "mirrormaker.log.2"], seen
-    finally:
-        back = lab.play(MIRROR, tags="mirrormaker2")
-    assert not back.failed, failure(back)
-    assert len(lab.mirrormakers()) == 1
-
-
 def test_failover_check_then_real_on_the_newest_release(lab, mirrored):
     assert not mirrored.failed, failure(mirrored)
     options = {"failover_pause": False, "failover_groups": ["nr-.*"], "failover_topics": ["nr-.*"], "failover_verify_window": PER_PARTITION,
@@ -190,3 +174,17 @@ def test_failover_check_then_real_on_the_newest_release(lab, mirrored):
         # The first record the group reads on the target is at or before its next unconsumed one: nothing skipped.
         unread = keys[str(partition)][offset:]
         assert {f"p{partition}-{i}" for i in range(consumed, PER_PARTITION)} <= set(unread), (partition, offset)
+
+
+def test_mirrormaker_log_rolls_at_its_size_and_keeps_its_count(lab, mirrored):
+    """Issue 27 item 8 on log4j2 (4.x), last on this lab (MirrorMaker resumes after the failover above, and the lab ends
+    here): with mirrormaker2_log_max_file_size_mb 1 and mirrormaker2_log_max_files 2 (DEBUG, to fill it within seconds), real
+    MirrorMaker's log rolls at 1 MB into mirrormaker.log.1 and .2 three times over and never keeps a third old file, read
+    on the node's files."""
+    assert not mirrored.failed, failure(mirrored)
+    small = lab.play(MIRROR, tags="mirrormaker2", mirrormaker2_resume_after_failover=True, mirrormaker2_log_level="DEBUG",
+                     mirrormaker2_log_max_file_size_mb=1, mirrormaker2_log_max_files=2)
+    assert not small.failed, failure(small)
+    assert len(lab.mirrormakers()) == 1
+    seen = watch_log_rollovers(lab.mirrormaker_node_root() / str(APP_LOG).lstrip("/"), rollovers=3, max_bytes=1 << 20, kept=2, timeout=300)
+    assert seen["kept"] == ["mirrormaker.log.1", "mirrormaker.log.2"], seen
