@@ -30,9 +30,9 @@ def advertised(state: dict, alias: str) -> list:
 
 def assert_ip_advertising_as_ambari_stores(state: dict) -> None:
     for alias, cluster in state["clusters"].items():
-        ips = sorted(broker["host"] for broker in cluster["brokers"])
-        assert advertised(state, alias) == ips, alias
-        assert all(ipaddress.ip_address(host) for host in advertised(state, alias))
+        hosts = advertised(state, alias)
+        assert hosts == sorted(broker["host"] for broker in cluster["brokers"]), alias
+        assert all(ipaddress.ip_address(host) for host in hosts)
         tag = ambari_get(state, alias, "?fields=Clusters/desired_configs")["Clusters"]["desired_configs"]["kafka-env"]["tag"]
         assert tag != "version1"  # a new version, as after the runbook's step
         content = ambari_get(state, alias, f"/configurations?type=kafka-env&tag={tag}")["items"][0]["properties"]["content"]

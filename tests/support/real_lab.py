@@ -55,12 +55,12 @@ MM2_APP_LOG = Path("/etc/kafka-mirrormaker2/logs/mirrormaker.log")
 
 def watch_log_rollovers(log: Path, rollovers: int, max_bytes: int, kept: int, timeout: float) -> dict:
     """Watch a rolling log (`log` as this machine sees the node's file) until it has rolled at least `rollovers` times, and
-    return what was seen: {"rollovers": N, "largest_rolled": bytes, "kept": [names]}. Both log4j 1 (reload4j) and log4j2
+    return the old files kept then (names, sorted). Both log4j 1 (reload4j) and log4j2
     (fileIndex min) roll `name` into `name.1`, so each rollover gives `name.1` a new inode; a poll may miss one, never
     invent one. Fails when an old file beyond `kept` appears, or one rolled file is over `max_bytes` by more than one
     event's worth (both logging systems check the size around each event, so a file ends up to one event past it)."""
     seen, largest, deadline = set(), 0, time.monotonic() + timeout
-    one_event = 256 * 1024  # the longest events MirrorMaker logs at DEBUG are whole client configurations, a few KB
+    one_event = 256 * 1024  # generous: the longest events MirrorMaker logs at DEBUG are whole client configurations, a few KB
     while True:
         present = sorted(p.name for p in log.parent.glob(log.name + ".*"))
         beyond = [name for name in present if name.rsplit(".", 1)[1].isdigit() and int(name.rsplit(".", 1)[1]) > kept]
@@ -75,7 +75,7 @@ def watch_log_rollovers(log: Path, rollovers: int, max_bytes: int, kept: int, ti
                 seen.add(stat.st_ino)
         assert largest <= max_bytes + one_event, f"a rolled file has {largest} bytes, over {max_bytes}: {present}"
         if len(seen) >= rollovers:
-            return {"rollovers": len(seen), "largest_rolled": largest, "kept": present}
+            return present
         assert time.monotonic() < deadline, f"{log} rolled {len(seen)} time(s) of {rollovers} in {timeout:.0f} s; files: {present}"
         time.sleep(0.2)
 

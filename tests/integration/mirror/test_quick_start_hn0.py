@@ -41,7 +41,7 @@ import pytest
 import yaml
 
 from sandbox import processes
-from sandbox.nodes import ssh_argv
+from sandbox.nodes import as_root, machine_path, ssh_argv
 from sandbox.providers import ApacheProvider
 from tests.support.ansible_play import run_playbook
 from tests.support.checkout import REPO
@@ -120,7 +120,7 @@ def lab(tmp_path_factory, sandbox_net):
             # HDInsight 5.x's hn0 runs Java 8 as its `java`: the node's PATH finds the bound Java 8 first (/usr/local/bin
             # precedes /usr/bin), and the README sets no mirrormaker2_java_home.
             hn0 = node(state, "secondary", "hn0")
-            subprocess.run([hn0["exec"], "ln", "-sf", f"{state['mirrormaker_java_home']}/bin/java", "/usr/local/bin/java"], check=True, timeout=30)
+            subprocess.run([*as_root(hn0), "ln", "-sf", f"{state['mirrormaker_java_home']}/bin/java", "/usr/local/bin/java"], check=True, timeout=30)
         yield state
 
 
@@ -241,5 +241,5 @@ def test_the_readme_quick_start_mirrors_with_mirrormaker_on_hn0(lab, tmp_path):
     small = run_playbook(PLAYBOOK, inventory=inventory, tags="mirrormaker2",
                          extra_vars={**PLAN, "mirrormaker2_log_level": "DEBUG", "mirrormaker2_log_max_file_size_mb": 1, "mirrormaker2_log_max_files": 2})
     assert not small.failed, small.stdout[-5000:]
-    seen = watch_log_rollovers(Path(hn0["upper"]) / str(MM2_APP_LOG).lstrip("/"), rollovers=3, max_bytes=1 << 20, kept=2, timeout=300)
-    assert seen["kept"] == ["mirrormaker.log.1", "mirrormaker.log.2"], seen
+    kept = watch_log_rollovers(machine_path(hn0, str(MM2_APP_LOG)), rollovers=3, max_bytes=1 << 20, kept=2, timeout=300)
+    assert kept == ["mirrormaker.log.1", "mirrormaker.log.2"], kept

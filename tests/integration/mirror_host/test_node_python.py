@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from sandbox.nodes import ssh_argv
+from sandbox.nodes import as_root, ssh_argv
 from tests.support.ansible_play import run_playbook
 
 pytestmark = pytest.mark.integration
@@ -157,7 +157,7 @@ def lab_repository(directory: Path) -> dict:
 
 
 def in_node(node: Node, command: str, data: bytes | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([node.node["exec"], "sh", "-c", command], input=data, capture_output=True, timeout=300, check=True)
+    return subprocess.run([*as_root(node.node), "sh", "-c", command], input=data, capture_output=True, timeout=300, check=True)
 
 
 @pytest.fixture
