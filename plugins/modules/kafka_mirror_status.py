@@ -257,7 +257,11 @@ catch_up:
   sample: {"verdict": "catching_up", "copied_per_s": 812.5, "net_catch_up_per_s": 790.0, "lag_total": 52000, "eta_s": 65.8,
            "eta": "66 s", "stalled": [], "reason": "replicating and catching up: ..."}
 progress:
-  description: One entry per poll, with C(elapsed_s), C(lag_total), C(lag_max) and C(unmet).
+  description:
+    - One entry per poll, with C(elapsed_s), C(lag_total), C(lag_max) and C(unmet).
+    - A poll whose read failed with an error the Kafka client calls retriable (a leader moving or a broker restarting during a
+      rolling restart, a request timing out) has C(read_error) instead, and null lag; the wait goes on. When no read answers
+      before O(timeout), the module fails with the last such error.
   returned: always
   type: list
   elements: dict

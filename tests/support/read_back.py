@@ -81,9 +81,10 @@ def main(bootstrap, command, *args):
             return {"offsets": {f"{tp.topic}:{tp.partition}": meta.offset for tp, meta in offsets.items()}}
         if command == "in-sync":
             # kafka-python 3's DescribeTopics fields: partition_index, replica_nodes, isr_nodes.
-            under = sorted("%s:%d" % (described["name"], p["partition_index"]) for described in admin.describe_topics()
-                           for p in described["partitions"] if len(p["isr_nodes"]) < len(p["replica_nodes"]))
-            return {"under_replicated": under}
+            partitions = [(described["name"], p) for described in admin.describe_topics() for p in described["partitions"]]
+            under = sorted("%s:%d" % (name, p["partition_index"]) for name, p in partitions if len(p["isr_nodes"]) < len(p["replica_nodes"]))
+            moved = sorted("%s:%d" % (name, p["partition_index"]) for name, p in partitions if p["leader_id"] != p["replica_nodes"][0])
+            return {"under_replicated": under, "not_preferred": moved}
         if command == "configs":
             described = admin.describe_configs([ConfigResource("TOPIC", name) for name in args], config_filter="all").get("topic", {})
             return {"configs": {name: {key: entry["value"] for key, entry in described.get(name, {}).items()} for name in args}}

@@ -18,6 +18,7 @@ import time
 import urllib.request
 from pathlib import Path
 
+from sandbox import kafka_dist
 from sandbox.providers import ApacheProvider
 from tests.support.ansible_play import run_playbook
 from tests.support.checkout import REPO
@@ -126,18 +127,38 @@ class RealLab:
             assert sorted(set(keys[str(partition)])) == sorted(f"p{partition}-{i}" for i in range(per_partition)), partition
         return topics
 
-    def wait_in_sync(self, alias: str, timeout: float = 180) -> None:
-        """Until no partition of `alias` is under-replicated (every replica of every partition, internal topics included, in
-        sync, so no broker is missing either): a test file that starts after another killed or restarted brokers starts from
-        a whole cluster (read_back.py's `in-sync`; kafka-python 3.0.12's describe_cluster fails on 3.2.0, KeyError
-        endpoint_type, so brokers are not listed)."""
-        deadline, seen = time.monotonic() + timeout, None
+    def kafka_tool(self, alias: str, main_class: str, *args) -> str:
+        """One of Kafka's command-line tools (`main_class` of the cluster's own release's home) run on this machine, against
+        the first broker's inter-broker listener: the lab's brokers advertise it by IP, their client listener by FQDNs this
+        machine cannot resolve. Returns its output; fails the test with it when the tool fails."""
+        cluster = self.state["clusters"][alias]
+        launcher = kafka_dist.home_path(cluster["release"]) / "bin" / "kafka-run-class.sh"
+        env = {**os.environ, "KAFKA_HEAP_OPTS": "-Xmx128m", "KAFKA_JVM_PERFORMANCE_OPTS": ApacheProvider.JVM_OPTIONS,
+               "KAFKA_LOG4J_OPTS": "-Dlog4j.configuration=file:/dev/null"}
+        proc = subprocess.run([str(launcher), main_class, "--bootstrap-server", f"{cluster['brokers'][0]['host']}:{ApacheProvider.INTERNAL_PORT}",
+                               *map(str, args)], capture_output=True, text=True, timeout=120, env=env, check=False)
+        assert proc.returncode == 0, f"{main_class} {args}: " + proc.stdout[-2000:] + proc.stderr[-3000:]
+        return proc.stdout
+
+    def wait_settled(self, alias: str, timeout: float = 180) -> None:
+        """Until every partition of `alias` (internal topics included) has all its replicas in sync and its preferred replica
+        (the first) as leader: a test file that starts after another killed or restarted brokers starts from a whole,
+        balanced cluster. Without the election the controller moves the leaders back by itself at its next imbalance check
+        (leader.imbalance.check.interval.seconds, 300 s), in the middle of whatever the next file measures; this runs it
+        now, as kafka-leader-election.sh does (KIP-460, 2.4+). read_back.py's `in-sync` (kafka-python 3.0.12's
+        describe_cluster fails on 3.2.0, KeyError endpoint_type, so brokers are not listed)."""
+        deadline, seen, elected = time.monotonic() + timeout, None, False
         while time.monotonic() < deadline:
             seen = self.client(alias, "in-sync")
-            if not seen["under_replicated"]:
+            if not seen["under_replicated"] and not seen["not_preferred"]:
                 return
+            if not seen["under_replicated"] and not elected:
+                print(f"{alias}: {len(seen['not_preferred'])} partition(s) led by a replica other than their preferred one; electing")
+                self.kafka_tool(alias, "kafka.admin.LeaderElectionCommand", "--election-type", "PREFERRED", "--all-topic-partitions")
+                elected = True
+                continue
             time.sleep(3)
-        raise AssertionError(f"{alias} not in sync after {timeout} s: {seen}")
+        raise AssertionError(f"{alias} not in sync with its preferred leaders after {timeout} s: {seen}")
 
     def play(self, playbook: Path, check: bool = False, tags: str | None = None, **extra):
         return run_playbook(playbook, inventory=self.inventory, extra_vars={**self.plan, **extra}, check=check, tags=tags, diff=True, timeout=1200)

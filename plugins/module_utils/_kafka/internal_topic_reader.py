@@ -35,12 +35,19 @@ class InternalTopicReader:
         self._partitions = []
 
     def _start(self):
-        self._consumer = self.connection.consumer()
-        self._partitions = [TopicPartition(self.topic, p) for p in sorted(self._consumer.partitions_for_topic(self.topic) or [])]
-        self._consumer.assign(self._partitions)
-        begins, ends = self._consumer.beginning_offsets(self._partitions), self._consumer.end_offsets(self._partitions)
-        for tp in self._partitions:
-            self._consumer.seek(tp, begins[tp] if self.tail is None else max(begins[tp], ends[tp] - self.tail))
+        """Assign and place a consumer; kept only once it is placed, so that a start that failed (a leader moving, a timeout)
+        is made again by the next call rather than leaving a consumer at no position."""
+        consumer = self.connection.consumer()
+        try:
+            partitions = [TopicPartition(self.topic, p) for p in sorted(consumer.partitions_for_topic(self.topic) or [])]
+            consumer.assign(partitions)
+            begins, ends = consumer.beginning_offsets(partitions), consumer.end_offsets(partitions)
+            for tp in partitions:
+                consumer.seek(tp, begins[tp] if self.tail is None else max(begins[tp], ends[tp] - self.tail))
+        except Exception:
+            consumer.close()
+            raise
+        self._consumer, self._partitions = consumer, partitions
 
     def new_records(self):
         """The consumer records appended since the last call (all of them the first time), partition by partition."""

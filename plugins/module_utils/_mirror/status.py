@@ -278,20 +278,40 @@ def unmet_conditions(status, wait_for, max_lag, max_heartbeat_age_s):
     return list(unmet_by_condition(status, wait_for, max_lag, max_heartbeat_age_s).values())
 
 
+def _retriable(exc):
+    """Whether the Kafka client calls `exc` passing (kafka-python's KafkaError.retriable: a leader moving, a request timing out,
+    a broker restarting), as a rolling restart of either cluster causes while the wait runs."""
+    return bool(getattr(exc, "retriable", False))
+
+
 def wait_until_healthy(read_status, wait_for, max_lag, max_heartbeat_age_s, timeout_s, interval_s, clock=time.monotonic, sleep=time.sleep,
                        samples=None):
     """Poll read_status() until no condition is unmet or the timeout passes; returns (status, unmet, progress). Each read's
-    _mirror.catch_up.sample() is appended to `samples` when given."""
+    _mirror.catch_up.sample() is appended to `samples` when given.
+
+    A read that fails with an error the client calls retriable is a poll without an answer, not the end of the wait: its
+    error goes into progress (`read_error`) and the next poll reads again. At the timeout the last status read stands;
+    when no read answered at all, the last error is raised."""
     start = clock()
-    progress = []
+    progress, status, unmet = [], None, None
     while True:
-        status = read_status()
-        unmet = unmet_conditions(status, wait_for, max_lag, max_heartbeat_age_s)
+        try:
+            answer = read_status()
+        except Exception as exc:  # pylint: disable=broad-except  # only the client's retriable errors are kept
+            if not _retriable(exc) or (status is None and clock() - start >= timeout_s):
+                raise
+            # kafka-python's KafkaError.__str__ names its class already ("KafkaTimeoutError: Failed to get offsets ...").
+            progress.append({"elapsed_s": round(clock() - start, 1), "lag_total": None, "lag_max": None, "unmet": [], "read_error": str(exc)})
+        else:
+            status, unmet = answer, unmet_conditions(answer, wait_for, max_lag, max_heartbeat_age_s)
+            elapsed = round(clock() - start, 1)
+            progress.append({"elapsed_s": elapsed, "lag_total": status["lag_total"], "lag_max": status["lag_max"], "unmet": unmet})
+            if samples is not None:
+                samples.append(catch_up_sample(elapsed, status))
+            if not unmet:
+                return status, unmet, progress
         elapsed = round(clock() - start, 1)
-        progress.append({"elapsed_s": elapsed, "lag_total": status["lag_total"], "lag_max": status["lag_max"], "unmet": unmet})
-        if samples is not None:
-            samples.append(catch_up_sample(elapsed, status))
-        if not unmet or elapsed >= timeout_s:
+        if elapsed >= timeout_s and status is not None:
             return status, unmet, progress
         sleep(min(interval_s, max(0.0, timeout_s - elapsed)))
 

@@ -6,6 +6,7 @@ kafka_mirror_status (polling) and kafka_mirror_offsets (one read to the end, mm2
 from __future__ import annotations
 
 import pytest
+from kafka.errors import KafkaTimeoutError
 
 from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.internal_topic_reader import InternalTopicReader
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.offsets import read_internal_topic
@@ -24,7 +25,7 @@ class Consumer:
     """A consumer over {topic: [[Record]]}; `end_gap` moves a partition's end past its last record (a compacted tail)."""
 
     def __init__(self, cluster):
-        self.cluster, self.positions, self.fetched = cluster, {}, 0
+        self.cluster, self.positions, self.fetched, self.closed = cluster, {}, 0, False
 
     def partitions_for_topic(self, topic):
         return set(range(len(self.cluster.topics[topic])))
@@ -39,7 +40,13 @@ class Consumer:
         return {tp: 0 for tp in tps}
 
     def end_offsets(self, tps):
+        if self.cluster.failing_reads:
+            self.cluster.failing_reads -= 1
+            raise KafkaTimeoutError("Failed to get offsets by timestamps in 30000 ms")
         return {tp: len(self._log(tp)) + self.cluster.end_gap for tp in tps}
+
+    def close(self):
+        self.closed = True
 
     def seek(self, tp, offset):
         self.positions[tp] = offset
@@ -65,6 +72,7 @@ class Cluster:
 
     def __init__(self, topics, end_gap=0, stuck=False):
         self.topics, self.end_gap, self.stuck, self.consumers = topics, end_gap, stuck, []
+        self.failing_reads = 0  # end-offset reads that time out before one answers (a leader moving)
 
     def admin(self):
         return self
@@ -145,3 +153,17 @@ def test_kafka_mirror_offsets_reads_to_the_end_or_fails_naming_the_partition():
     with pytest.raises(OffsetsError, match=r"reading topic primary.checkpoints.internal timed out after 0 s "
                                            r"\(primary.checkpoints.internal\[0\] at 0 of 2\); raise read_timeout"):
         read_internal_topic(cluster, TOPIC, Checkpoint, 0.01)
+
+
+def test_a_start_that_failed_is_made_again_by_the_next_call():
+    """The first call's end-offset read timed out (a leader moving): that consumer is closed, not kept at no position, and the
+    next call starts again and reads the topic from its beginning."""
+    cluster = Cluster({TOPIC: [[]]})
+    cluster.append(0, checkpoint("a", 1))
+    cluster.failing_reads = 1
+    reader = InternalTopicReader(cluster, TOPIC, timeout_s=1)
+    with pytest.raises(KafkaTimeoutError):
+        reader.new_decoded(Checkpoint)
+    decoded, problems = reader.new_decoded(Checkpoint)
+    assert [c.group for c in decoded] == ["a"] and problems == []
+    assert [c.closed for c in cluster.consumers] == [True, False]

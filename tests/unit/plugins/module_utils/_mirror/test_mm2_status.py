@@ -2,7 +2,7 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Lag arithmetic, health conditions and the wait loop of kafka_mirror_status (no Kafka needed)."""
 import pytest
-from kafka.errors import UnknownTopicOrPartitionError
+from kafka.errors import KafkaTimeoutError, TopicAuthorizationFailedError, UnknownTopicOrPartitionError
 from kafka.protocol.consumer import OffsetSpec
 from kafka.structs import OffsetAndTimestamp
 
@@ -86,6 +86,53 @@ def test_wait_until_healthy_gives_up_at_timeout():
     _result, unmet, progress = wait_until_healthy(lambda: status(lag=7), ["lag"], 0, 60, timeout_s=12, interval_s=5,
                                                   clock=lambda: now[0], sleep=lambda s: now.__setitem__(0, now[0] + s))
     assert unmet and progress[-1]["elapsed_s"] == 12.0
+
+
+def reads(*answers):
+    """read_status() giving each answer in turn: an exception is raised, a status returned."""
+    answers = iter(answers)
+
+    def read():
+        answer = next(answers)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+    return read
+
+
+def fake_clock():
+    now = [0.0]
+    return dict(clock=lambda: now[0], sleep=lambda s: now.__setitem__(0, now[0] + s))
+
+
+LEADER_MOVED = KafkaTimeoutError("Failed to get offsets by timestamps in 30000 ms")
+
+
+def test_a_read_failing_with_a_retriable_error_is_a_poll_without_an_answer():
+    """A leader moving during a rolling restart: that poll records the error and the wait goes on to its healthy read."""
+    result, unmet, progress = wait_until_healthy(reads(status(lag=30), LEADER_MOVED, status(lag=0)), ["lag"], 0, 60, timeout_s=60,
+                                                 interval_s=5, **fake_clock())
+    assert unmet == [] and result["lag_total"] == 0
+    assert [p["lag_total"] for p in progress] == [30, None, 0]
+    assert progress[1]["read_error"] == "KafkaTimeoutError: Failed to get offsets by timestamps in 30000 ms"
+
+
+def test_the_last_status_read_stands_when_the_wait_ends_on_a_failed_read():
+    _result, unmet, progress = wait_until_healthy(reads(status(lag=7), LEADER_MOVED, LEADER_MOVED, LEADER_MOVED), ["lag"], 0, 60,
+                                                  timeout_s=12, interval_s=5, **fake_clock())
+    assert unmet == ["1 partition(s) lag more than 0 records (worst orders-0: 7)"] and progress[-1]["elapsed_s"] == 12.0
+    assert [p["lag_total"] for p in progress] == [7, None, None, None]
+
+
+def test_a_wait_where_no_read_answers_fails_with_the_last_error():
+    with pytest.raises(KafkaTimeoutError):
+        wait_until_healthy(reads(*[LEADER_MOVED] * 4), ["lag"], 0, 60, timeout_s=12, interval_s=5, **fake_clock())
+
+
+def test_an_error_that_is_not_retriable_ends_the_wait_at_once():
+    read = reads(status(lag=30), TopicAuthorizationFailedError("mm2-offset-syncs.secondary.internal"), status(lag=0))
+    with pytest.raises(TopicAuthorizationFailedError):
+        wait_until_healthy(read, ["lag"], 0, 60, timeout_s=60, interval_s=5, **fake_clock())
 
 
 def params(**overrides):
