@@ -24,6 +24,10 @@ description:
     many records the group reads again on the target (RV(offsets[].re_read)) and how many it would skip
     (RV(offsets[].skipped)). A group with a partition that would skip records is not committed and the module fails
     naming the partition.
+  - With O(verify=true) and O(position=exact), MirrorMaker's translation is the floor, and the offset committed is the target
+    copy of the group's next source record (RV(offsets[].exact_offset)) wherever the records prove it, so the group reads
+    nothing again that it consumed on the source (only re-copies MirrorMaker wrote after it); where they prove nothing, the
+    translated offset is committed and the preview says how many records are read again.
   - This is the failover step for Kafka 2.4 to 2.6 clusters, where MirrorMaker 2 cannot sync group offsets itself
     (C(sync.group.offsets.enabled), KIP-545, came with 2.7); it works the same on later versions.
 options:
@@ -101,10 +105,26 @@ options:
   verify_window:
     description:
       - Source records read before the group's offset (and twice as many after it), and target records read from the position
-        on (twice this many); MirrorMaker C(offset.lag.max) or more. Figures are exact when the target read reaches the end of
-        the partition (C(complete) in RV(offsets[].preview)).
+        on (twice this many), at first; MirrorMaker C(offset.lag.max) or more. Figures are exact when the target read reaches
+        the end of the partition (C(complete) in RV(offsets[].preview)).
+      - Where these records settle nothing (the group's next record is further from the translated position, after a burst
+        or a re-copy), the window grows fourfold at a time up to O(verify_window_max).
     type: int
     default: 200
+  verify_window_max:
+    description:
+      - The largest window the preview grows to (records, as O(verify_window)); the reads of one partition grow with it.
+        At or below O(verify_window), the window does not grow.
+    type: int
+    default: 51200
+  position:
+    description:
+      - What O(apply=true) commits with O(verify=true). V(exact) - the proven exact position where the records prove it, else
+        the translated offset. V(translated) - MirrorMaker's translated offset, always.
+      - Without O(verify), the translated offset.
+    type: str
+    choices: [exact, translated]
+    default: exact
   read_timeout:
     description: Seconds allowed for reading each internal topic to its end.
     type: int
@@ -126,12 +146,12 @@ attributes:
     details: Shows each group's committed target offsets before and after.
   idempotent:
     support: full
-    details: Once committed, a second run finds the groups at the translated offsets (RV(offsets[].action=up_to_date)).
+    details: Once committed, a second run finds the groups at the committed offsets (RV(offsets[].action=up_to_date)).
 notes:
   - The broker itself also refuses a commit to a group that has members; the module checks membership first to report it clearly.
   - A translated offset can be C(offset.lag.max) records or more before the exact position (MirrorMaker keeps only the latest
     pending offset sync of a partition while 10 are in flight, so a burst leaves few); consumers re-read, never skip, and
-    O(verify=true) counts how many.
+    O(verify=true) counts how many, and with O(position=exact) commits the exact position instead.
   - MirrorMaker before 2.8 never writes checkpoints for simple groups (assign and commit, no group protocol), and before 2.7
     none that translates to offset 0; translate those with O(offset_syncs=true).
 seealso:
@@ -197,7 +217,17 @@ offsets:
       type: int
       returned: always
     translated_offset:
-      description: Offset to commit on the target (null when there is no translation).
+      description: MirrorMaker's translation of the source offset on the target, the floor (null when there is no translation).
+      type: int
+      returned: always
+    exact_offset:
+      description:
+        - With O(verify=true) and O(position=exact), the target offset of the copy of the group's next source record, where the
+          records prove that no record the group has not consumed lies before it (else null).
+      type: int
+      returned: always
+    commit_offset:
+      description: The offset a commit sets, RV(offsets[].exact_offset) where proven, else RV(offsets[].translated_offset).
       type: int
       returned: always
     basis:
@@ -234,10 +264,12 @@ offsets:
           V(at_end), V(not_mirrored), V(unverified)), C(re_read) and C(skipped) record counts, C(missing) (source records after
           the last one on the target, not copied yet; the partition is then V(target_behind)), C(complete) (the target read
           reached the end of the partition and no later re-copy goes below the offset) and C(detail).
+        - C(exact_offset) and C(re_read_at_exact), the exact position the records prove and what it reads again (null when
+          none is proven, whatever O(position)); C(window), the window the preview was read with.
       type: dict
       returned: when previewed
     re_read:
-      description: With O(verify=true), records the group would read again on the target (null when not counted).
+      description: With O(verify=true), records the group would read again on the target from RV(offsets[].commit_offset) (null when not counted).
       type: int
       returned: when previewed
     skipped:
@@ -266,9 +298,13 @@ would_skip:
   type: list
   elements: str
 preview_totals:
-  description: Partitions previewed with figures, records read again and skipped in total, partitions not verifiable.
+  description:
+    - C(partitions) previewed with figures; C(re_read), records read again in total from the offsets committed (or that would
+      be); C(re_read_translated), from MirrorMaker's translated offsets; C(exact), partitions whose exact position is proven
+      and committed; C(skipped) in total; C(unverified), partitions not verifiable.
   returned: always
   type: dict
+  sample: {"partitions": 6, "re_read": 0, "re_read_translated": 1086, "exact": 6, "skipped": 0, "unverified": 0}
 mirrormaker_version:
   description: The release whose rules were applied (null when unknown).
   returned: always
@@ -314,6 +350,8 @@ def main():
         allow_rewind=dict(type="bool", default=False),
         verify=dict(type="bool", default=False),
         verify_window=dict(type="int", default=200),
+        verify_window_max=dict(type="int", default=51200),
+        position=dict(type="str", choices=["exact", "translated"], default="exact"),
         read_timeout=dict(type="int", default=60),
         commit_metadata=dict(type="str", default="kafkaops.mirror failover"),
     )

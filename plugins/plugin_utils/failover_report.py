@@ -30,11 +30,13 @@ def _group_line(group):
 
 def _row_line(row, mode):
     preview = row.get("preview") or {}
-    line = "  %s[%s] source %s -> target %s (%s): %s; %s" % (
-        row["topic"], row["partition"], row["source_offset"], row["translated_offset"], row.get("basis") or "no translation",
+    exact = "" if row.get("exact_offset") is None else ", exact %s" % row["exact_offset"]
+    line = "  %s[%s] source %s -> target %s (%s%s): %s; %s" % (
+        row["topic"], row["partition"], row["source_offset"], row["translated_offset"], row.get("basis") or "no translation", exact,
         mode if row["action"] == "commit" else row["action"], row["reason"])
     if preview:
-        line += " | preview %s: re-read %s, skipped %s - %s" % (preview["status"], preview["re_read"], preview["skipped"], preview["detail"])
+        line += " | preview %s: re-read %s (%s from MirrorMaker's offset), skipped %s - %s" % (
+            preview["status"], row.get("re_read"), preview["re_read"], preview["skipped"], preview["detail"])
     return line
 
 
@@ -47,8 +49,10 @@ def report(result, check_mode, verify, target_bootstrap, target_alias, replicati
         lines.extend(_row_line(row, mode) for row in result["offsets"] if row["group"] == group["group"])
     totals = result.get("preview_totals")
     if verify:
-        lines.append("preview: %s partition(s) counted from the records, %s record(s) read again, %s skipped; %s not verifiable"
-                     % (totals["partitions"], totals["re_read"], totals["skipped"], totals["unverified"]))
+        lines.append("preview: %s partition(s) counted from the records, %s at their exact position; %s record(s) read again (%s from "
+                     "MirrorMaker's translated offsets), %s skipped; %s not verifiable"
+                     % (totals["partitions"], totals["exact"], totals["re_read"], totals["re_read_translated"], totals["skipped"],
+                        totals["unverified"]))
     servers = target_bootstrap if isinstance(target_bootstrap, str) else ",".join(target_bootstrap)
     lines.append("consumers must change: bootstrap.servers=%s (cluster %s)" % (servers, target_alias))
     renames = {row["source_topic"]: row["topic"] for row in result["offsets"] if row.get("source_topic") and row["source_topic"] != row["topic"]}

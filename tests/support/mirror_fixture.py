@@ -44,6 +44,13 @@ def read_all(bootstrap, topic):
         consumer.close()
 
 
+def key_at(bootstrap, topic, partition, offset):
+    """The key of the record at `offset` of a partition, read with an independent consumer."""
+    records = [record for record in read_all(bootstrap, topic).get(partition, []) if record.offset == offset]
+    assert records, f"no record at {topic}[{partition}]@{offset}"
+    return records[0].key.decode()
+
+
 def ensure_topic(bootstrap, topic, partitions):
     admin = KafkaAdminClient(**_client_options(bootstrap))
     try:

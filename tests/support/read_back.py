@@ -14,8 +14,9 @@ Run with a sandbox node's python (names resolve there as on that node):
     python read_back.py BOOTSTRAP create NAME PARTITIONS REPLICATION_FACTOR
     python read_back.py BOOTSTRAP keys TOPIC        -> {"keys": {partition: [key, ...]}} (every record to the end, in order)
     python read_back.py BOOTSTRAP group GROUP       -> {"offsets": {"topic:partition": committed offset}}
-    python read_back.py BOOTSTRAP in-sync           -> {"under_replicated": ["topic:partition", ...]}
-                                                       (every topic, internal ones included: fewer in-sync replicas than replicas)
+    python read_back.py BOOTSTRAP in-sync           -> {"under_replicated": ["topic:partition", ...], "not_preferred": [...]}
+                                                       (every topic, internal ones included: fewer in-sync replicas than
+                                                       replicas; led by a replica other than the first, the preferred one)
 """
 import json
 import sys

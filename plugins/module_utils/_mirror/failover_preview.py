@@ -12,13 +12,20 @@ group's source offset g, in order (a re-copy after a MirrorMaker crash starts ag
 - missing: when the target was read to its end, source records after the last one it holds (not mirrored yet).
 Records are counted, never offsets: transaction markers (exactly-once MirrorMaker 3.5+, transactional producers on the
 source) and compacted gaps take offsets but are no records, so a lag that offsets show as 0 still shows here.
+
+The exact position: the target offset of the copy of the group's next source record, the first record from the resume
+position on whose source record is at or after g. It is proven, and can be committed instead of MirrorMaker's position,
+when every target record before it (from the resume position on) is the copy of a source record before g and of none at
+or after g (a fingerprint shared with a record at or after g proves nothing): committing it then skips no record the
+resume position would have delivered, and re-reads only what comes after it (a re-copy further on).
 """
 from __future__ import annotations
 
 import hashlib
 from collections import namedtuple
 
-Preview = namedtuple("Preview", "status re_read skipped missing complete detail")
+# exact_offset: the proven exact position (see above), else None; re_read_at_exact: records read again from it.
+Preview = namedtuple("Preview", "status re_read skipped missing complete detail exact_offset re_read_at_exact", defaults=(None, None))
 
 EXACT = "exact"
 RE_READ = "re_read"
@@ -82,20 +89,18 @@ def preview(source_offset, target_offset, source_records, target_records, target
                            f"the target record before offset {target_offset} matches no source record near offset {g}")
         return Preview(AT_END, 0, 0, 0, True,
                        f"target offset {target_offset} is the end of the partition, as the group is at the end on the source: "
-                       f"nothing is read again or skipped")
+                       f"nothing is read again or skipped", target_offset, 0)
     aligned = _align(target_records, by_fingerprint, g)
     first_new = next((index for index, (_offset, source) in enumerate(aligned) if source is not None and source >= g), None)
     unknown = [offset for offset, source in aligned[:first_new] if source is None]
     if unknown:
         return Preview(UNVERIFIED, None, None, None, False,
-                       f"target record at offset {unknown[0]} matches no source record within the window around offset {g}: "
-                       f"raise verify_window (failover_verify_window) towards {abs(g - target_offset)}, the distance between the "
-                       f"group's source offset and the translated target offset")
+                       f"target record at offset {unknown[0]} matches no source record read around offset {g}")
     re_read = sum(1 for _offset, source in aligned if source is not None and source < g)
     if first_new is None:
         return Preview(UNVERIFIED, re_read, None, None, False,
                        f"the {len(aligned)} target records from offset {target_offset} on are all before source offset {g} "
-                       f"(at least {re_read} read again): raise verify_window")
+                       f"(at least {re_read} read again)")
     furthest = max(source for _offset, source in aligned if source is not None)
     held = {source for _offset, source in aligned if source is not None}
     skipped = sorted(offset for offset in source_after if offset < furthest and offset not in held)
@@ -111,8 +116,51 @@ def preview(source_offset, target_offset, source_records, target_records, target
                        f"the target ends after source record {furthest}, the source has {len(missing)} more record(s) from "
                        f"offset {missing[0]} on: the mirror has not copied them")
     scope = "" if complete else f" within the {len(aligned)} target records read (more after them if MirrorMaker re-copied there)"
+    best, blocker = _exact_position(target_records, aligned, by_fingerprint, g)
     if re_read == 0:
-        return Preview(EXACT, 0, 0, 0, complete, f"target offset {target_offset} resumes at source record {g}: nothing read again{scope}")
-    return Preview(RE_READ, re_read, 0, 0, complete,
-                   f"from target offset {target_offset} the group reads {re_read} record(s) again that it consumed on the source "
-                   f"(its next record, source offset {g}, is at target offset {new_offset}){scope}")
+        return Preview(EXACT, 0, 0, 0, complete, f"target offset {target_offset} resumes at source record {g}: nothing read again{scope}",
+                       target_offset, 0)
+    detail = (f"from target offset {target_offset} the group reads {re_read} record(s) again that it consumed on the source "
+              f"(its next record, source offset {aligned[first_new][1]}, is at target offset {new_offset}){scope}")
+    if best is None:
+        return Preview(RE_READ, re_read, 0, 0, complete,
+                       detail + f"; no later position is proven exact: the record at target offset {blocker} has the fingerprint of "
+                                f"a source record at or after {g} as well")
+    exact_offset, again = target_records[best][0], _re_read_from(aligned, g)[best]
+    return Preview(RE_READ, re_read, 0, 0, complete, detail + f"; from target offset {exact_offset} (source record {aligned[best][1]}) "
+                                                              f"it reads {again} again", exact_offset, again)
+
+
+def _re_read_from(aligned, g):
+    """[records before g from index i on, for each i] (the last entry, past the end, 0)."""
+    counts = [0] * (len(aligned) + 1)
+    for index in range(len(aligned) - 1, -1, -1):
+        source = aligned[index][1]
+        counts[index] = counts[index + 1] + (1 if source is not None and source < g else 0)
+    return counts
+
+
+def _exact_position(target_records, aligned, by_fingerprint, g):
+    """(index of the exact position in target_records, or None; the target offset of the record the proof stopped at).
+
+    A target record can be passed over when it is the copy of a record the group consumed (every source record with its
+    fingerprint is before g), or of one later source record that is copied again further on (a re-copy). The exact position
+    is, among the copies of source records at or after g reachable that way, the one from which the fewest records are read
+    again, the earliest on a tie."""
+    last_copy = {}
+    for index, (_offset, source) in enumerate(aligned):
+        if source is not None and source >= g:
+            last_copy[source] = index
+    again = _re_read_from(aligned, g)
+    best, reach = None, len(aligned)
+    for index, ((offset, digest), (_offset, source)) in enumerate(zip(target_records, aligned)):
+        if index > reach:
+            return best, offset
+        if source is not None and source >= g and (best is None or again[index] < again[best]):
+            best = index
+        candidates = by_fingerprint.get(digest, [])
+        if source is None or (max(candidates) >= g and len(candidates) > 1):
+            return best, offset  # an unknown record, or one that may be the copy of a record at or after g
+        if source >= g:
+            reach = min(reach, last_copy[source])  # passed over only up to its last copy
+    return best, None

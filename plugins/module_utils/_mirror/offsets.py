@@ -14,7 +14,7 @@ import time
 from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.client import KafkaConnection, KafkaError
 from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.internal_topic_reader import InternalTopicReader
 from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.topic_admin import existing_partitions
-from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.failover_preview import COUNTED, NOT_MIRRORED, SKIP, fingerprint, preview
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.failover_preview import COUNTED, fingerprint, preview
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.offset_translation import parse_version
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.offsets_plan import (
     COMMIT,
@@ -229,35 +229,55 @@ def _fingerprints(consumer, tp, start, stop, timeout_s, what):
     return [(record.offset, fingerprint(record.key, record.value, record.headers)) for record in records]
 
 
-def preview_rows(target, source, rows, window, syncs, timeout_s, allow_rewind):
-    """Add `preview` (status, re_read, skipped, missing, complete, detail) to every row with a source offset and a position
-    on the target, from the records around it; a row that would skip records becomes would_skip, one whose records are not
-    all on the target target_behind."""
+def _preview_within(target_consumer, source_consumer, row, window, syncs, timeout_s):
+    """(preview, covered) of one row read with `window`: the source records from g - window to g + 2 * window, the target's
+    from the translated position to 2 * window after it; covered when both reads took their whole partitions (a larger
+    window reads nothing more)."""
+    position, g = row["translated_offset"], row["source_offset"]
+    src_tp = TopicPartition(row["source_topic"], row["partition"])
+    tgt_tp = TopicPartition(row["topic"], row["partition"])
+    source_begin = source_consumer.beginning_offsets([src_tp])[src_tp]
+    source_end = source_consumer.end_offsets([src_tp])[src_tp]
+    source_records = _fingerprints(source_consumer, src_tp, g - window, g + 2 * window, timeout_s, f"source {src_tp.topic}[{src_tp.partition}]")
+    scan_stop = position + 2 * window
+    around = _fingerprints(target_consumer, tgt_tp, position - 1, scan_stop, timeout_s, f"target {tgt_tp.topic}[{tgt_tp.partition}]")
+    before = [digest for offset, digest in around if offset < position]
+    later_rewind = any(downstream >= scan_stop and upstream < g
+                       for upstream, downstream in (syncs or {}).get((row["source_topic"], row["partition"]), []))
+    result = preview(g, position, source_records, [item for item in around if item[0] >= position], row["target_end_offset"],
+                     source_end, scanned_to_end=scan_stop >= row["target_end_offset"], later_rewind=later_rewind,
+                     previous_target=before[-1] if before else None)
+    covered = g - window <= source_begin and g + 2 * window >= source_end and scan_stop >= row["target_end_offset"]
+    return result, covered
+
+
+def preview_rows(target, source, rows, window, syncs, timeout_s, allow_rewind, window_max=None, exact=True):
+    """Add `preview` (status, re_read, skipped, missing, complete, detail, exact_offset, re_read_at_exact, window) to every row
+    with a source offset and a position on the target, from the records around it; a row that would skip records becomes
+    would_skip, one whose records are not all on the target target_behind. Where the records do not settle it (unverified),
+    the window grows fourfold, up to `window_max` (or the whole partitions). With `exact`, a row whose exact position is
+    proven commits it (row exact_offset, commit_offset); its `re_read` is what the committed position reads again."""
     target_consumer = target.consumer()
     source_consumer = source.consumer()
+    window_max = max(window, window_max or window)
     for row in rows:
-        position = row["translated_offset"]
         if row["action"] not in _PREVIEWED or row["source_offset"] is None or row["source_topic"] is None:
             continue
-        g = row["source_offset"]
-        src_tp = TopicPartition(row["source_topic"], row["partition"])
-        tgt_tp = TopicPartition(row["topic"], row["partition"])
-        source_end = source_consumer.end_offsets([src_tp])[src_tp]
-        source_records = _fingerprints(source_consumer, src_tp, g - window, g + 2 * window, timeout_s,
-                                       f"source {src_tp.topic}[{src_tp.partition}]")
-        scan_stop = position + 2 * window
-        around = _fingerprints(target_consumer, tgt_tp, position - 1, scan_stop, timeout_s, f"target {tgt_tp.topic}[{tgt_tp.partition}]")
-        before = [digest for offset, digest in around if offset < position]
-        later_rewind = any(downstream >= scan_stop and upstream < g
-                           for upstream, downstream in (syncs or {}).get((row["source_topic"], row["partition"]), []))
-        result = preview(g, position, source_records, [item for item in around if item[0] >= position], row["target_end_offset"],
-                         source_end, scanned_to_end=scan_stop >= row["target_end_offset"], later_rewind=later_rewind,
-                         previous_target=before[-1] if before else None)
-        row["preview"] = result._asdict()
-        row["re_read"] = result.re_read
+        used = window
+        result, covered = _preview_within(target_consumer, source_consumer, row, used, syncs, timeout_s)
+        while result.status not in COUNTED and not covered and used < window_max:
+            used = min(window_max, used * 4)
+            result, covered = _preview_within(target_consumer, source_consumer, row, used, syncs, timeout_s)
+        if result.status not in COUNTED:
+            result = result._replace(detail=result.detail + (
+                f"; read with a window of {used} records ({'the whole partitions' if covered else 'verify_window_max'}): "
+                f"MirrorMaker's position is committed, which never skips, and an unknown number of records may be read again"))
+        row["preview"] = dict(result._asdict(), window=used)
+        proven = exact and result.exact_offset is not None
+        row["exact_offset"] = result.exact_offset if proven else None
+        row["re_read"] = result.re_read_at_exact if proven else result.re_read
         row["skipped"] = result.skipped
-        if result.status in (SKIP, NOT_MIRRORED):
-            decide_row(row, allow_rewind, skipped=result.skipped or 0, missing=result.missing or 0)
+        decide_row(row, allow_rewind, skipped=result.skipped or 0, missing=result.missing or 0)
     return rows
 
 
@@ -273,7 +293,7 @@ def run_offsets(params, check_mode, diff):
             rows = plan_offsets(rows_in, allow_rewind=params["allow_rewind"], version=version)
             if params["verify"]:
                 preview_rows(target, source_conn, rows, params["verify_window"], facts["syncs"], params["read_timeout"],
-                             params["allow_rewind"])
+                             params["allow_rewind"], params.get("verify_window_max"), params.get("position", "exact") == "exact")
             commits = commits_by_group(rows) if params["apply"] else {}
             if commits and not check_mode:
                 admin = target.admin()
@@ -282,7 +302,7 @@ def run_offsets(params, check_mode, diff):
         finally:
             if source_conn is not None:
                 source_conn.close()
-    counted = [row["preview"] for row in rows if row.get("preview") and row["preview"]["status"] in COUNTED]
+    counted = [row for row in rows if row.get("preview") and row["preview"]["status"] in COUNTED]
     result = dict(
         changed=bool(commits),
         offsets=rows,
@@ -293,8 +313,10 @@ def run_offsets(params, check_mode, diff):
         untranslated=[f"{row['group']} {row['topic']}:{row['partition']}" for row in rows if row["action"] == NO_TRANSLATION],
         would_skip=[f"{row['group']} {row['topic']}:{row['partition']}: {row['preview']['detail']}" for row in rows
                     if row["action"] == WOULD_SKIP],
-        preview_totals=dict(partitions=len(counted), re_read=sum(item["re_read"] for item in counted),
-                            skipped=sum(item["skipped"] for item in counted),
+        preview_totals=dict(partitions=len(counted), re_read=sum(row["re_read"] for row in counted),
+                            re_read_translated=sum(row["preview"]["re_read"] for row in counted),
+                            exact=sum(1 for row in counted if row["exact_offset"] is not None),
+                            skipped=sum(row["preview"]["skipped"] for row in counted),
                             unverified=sum(1 for row in rows if row.get("preview") and row["preview"]["status"] not in COUNTED)),
         mirrormaker_version=str(version) if version else None,
         checkpoints_found=facts["checkpoints_found"],

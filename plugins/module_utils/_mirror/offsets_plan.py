@@ -28,9 +28,10 @@ class OffsetsError(Exception):
     """Reading or committing offsets failed, or the options are inconsistent; the message says what, where and what to do."""
 
 
-def decide(translated, target_committed, target_end, active, allow_rewind, skipped=0, missing=0):
+def decide(translated, target_committed, target_end, active, allow_rewind, skipped=0, missing=0, exact=None):
     """(action, reason) for one row; see ACTIONS. Order: no translation, target behind (by offsets, then by the preview's
-    records), skip, up to date, rewind, active, commit."""
+    records), skip, up to date, rewind, active, commit. `exact`: the proven exact position (_mirror.failover_preview), which
+    is committed instead of the translated offset when given."""
     if translated is None:
         return NO_TRANSLATION, "no translation: nothing is committed for this partition"
     if target_end is None:
@@ -46,14 +47,16 @@ def decide(translated, target_committed, target_end, active, allow_rewind, skipp
         return WOULD_SKIP, (f"at target offset {translated} the group would skip {skipped} record(s) it has not consumed: "
                             f"nothing is committed; check the offset syncs and checkpoints (a stale mm2-offset-syncs topic "
                             f"left from an earlier deployment does this) and set the offset by hand")
-    if target_committed is not None and target_committed == translated:
-        return UP_TO_DATE, "the target group is already at the translated offset"
-    if target_committed is not None and target_committed > translated and not allow_rewind:
-        return WOULD_REWIND, (f"the target group is at {target_committed}, ahead of the translated {translated}; "
+    offset, which = (translated, "translated") if exact is None else (exact, "exact")
+    if target_committed is not None and target_committed == offset:
+        return UP_TO_DATE, f"the target group is already at the {which} offset"
+    if target_committed is not None and target_committed > offset and not allow_rewind:
+        return WOULD_REWIND, (f"the target group is at {target_committed}, ahead of the {which} {offset}; "
                               f"moving it back re-delivers records: set allow_rewind to do it")
     if active:
         return REFUSED_ACTIVE, "the group has active members on the target: stop its consumers first"
-    return COMMIT, f"commit {translated}" + (f" (was {target_committed})" if target_committed is not None else " (no committed offset yet)")
+    return COMMIT, (f"commit {offset}" + ("" if exact is None else f" (exact; MirrorMaker's translation: {translated})")
+                    + (f" (was {target_committed})" if target_committed is not None else " (no committed offset yet)"))
 
 
 def plan_offsets(rows_in, allow_rewind=False, version=None):
@@ -74,6 +77,8 @@ def plan_offsets(rows_in, allow_rewind=False, version=None):
             checkpoint_upstream_offset=checkpoint.upstream_offset if checkpoint else None,
             checkpoint_downstream_offset=checkpoint.downstream_offset if checkpoint else None,
             translated_offset=translation.offset,
+            exact_offset=None,
+            commit_offset=translation.offset,
             basis=translation.basis,
             target_committed_offset=item.get("target_committed"),
             target_end_offset=item.get("target_end"),
@@ -86,9 +91,11 @@ def plan_offsets(rows_in, allow_rewind=False, version=None):
 
 
 def decide_row(row, allow_rewind, skipped=0, missing=0):
-    """Set the row's action and reason (again after a preview counted skipped or missing records)."""
+    """Set the row's action and reason (again after a preview counted skipped or missing records, or proved an exact
+    position: row["exact_offset"]); row["commit_offset"] is what a commit sets, the exact position where proven."""
     action, why = decide(row["translated_offset"], row["target_committed_offset"], row["target_end_offset"], row["active"],
-                         allow_rewind, skipped, missing)
+                         allow_rewind, skipped, missing, row.get("exact_offset"))
+    row["commit_offset"] = row["translated_offset"] if row.get("exact_offset") is None else row["exact_offset"]
     row["action"] = action
     row["reason"] = row["translation"] if action == NO_TRANSLATION and row["translated_offset"] is None else why
     return row
@@ -124,7 +131,7 @@ def commits_by_group(rows):
     commits = {}
     for row in rows:
         if row["action"] == COMMIT and row["group"] not in skipping:
-            commits.setdefault(row["group"], {})[(row["topic"], row["partition"])] = row["translated_offset"]
+            commits.setdefault(row["group"], {})[(row["topic"], row["partition"])] = row["commit_offset"]
     return commits
 
 
@@ -137,7 +144,7 @@ def diff_of(rows):
             continue
         key = f"{row['topic']}:{row['partition']}"
         before.setdefault(row["group"], {})[key] = row["target_committed_offset"]
-        after.setdefault(row["group"], {})[key] = row["translated_offset"]
+        after.setdefault(row["group"], {})[key] = row["commit_offset"]
     return dict(before=before, after=after)
 
 

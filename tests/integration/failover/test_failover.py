@@ -23,7 +23,7 @@ from kafka.structs import OffsetAndMetadata
 
 from tests.support.ansible_play import run_module, run_playbook
 from tests.support.checkout import REPO
-from tests.support.mirror_fixture import NOIDA_API, ensure_topic, mirror_pass, produce_indexed, resume_and_count, write_checkpoints
+from tests.support.mirror_fixture import NOIDA_API, ensure_topic, key_at, mirror_pass, produce_indexed, resume_and_count, write_checkpoints
 
 pytestmark = pytest.mark.integration
 
@@ -187,7 +187,11 @@ def test_kafka_mirror_offsets_module_contract(mirrored):
             assert row["basis"] == "offset_sync"
             assert row["translated_offset"] == (last_d if last_u == AT_FAILOVER[partition] else last_d + 1)
         assert row["preview"]["skipped"] == 0 and row["preview"]["re_read"] <= OFFSET_LAG_MAX
-    assert plan["diff"]["after"]["fo-app"] == {f"{SOURCE}.{TOPIC}:{p}": rows[p]["translated_offset"] for p in rows}
+        # The exact position: the copy of the group's next record (keys end in -p<partition>-<source offset>), read back by a
+        # consumer of its own; nothing read again from there.
+        assert row["exact_offset"] == row["commit_offset"] >= row["translated_offset"] and row["re_read"] == 0, row
+        assert key_at(bootstrap(state, TARGET), f"{SOURCE}.{TOPIC}", partition, row["exact_offset"]).endswith(f"-p{partition}-{AT_FAILOVER[partition]}")
+    assert plan["diff"]["after"]["fo-app"] == {f"{SOURCE}.{TOPIC}:{p}": rows[p]["exact_offset"] for p in rows}
     assert plan["diff"]["before"]["fo-app"] == {f"{SOURCE}.{TOPIC}:{p}": None for p in rows}
 
 
@@ -207,9 +211,11 @@ def test_failover_playbook(mirrored, active_member, tmp_path, mirror_host_ready)
     assert target_group_offsets(state, "fo-app") == {}, "check mode committed offsets"
     # The preview: the release detected by the mirrormaker2 role, and per partition the figures counted from the records.
     assert planned["mirrormaker_version"], planned
-    previewed = {row["partition"]: row["preview"] for row in planned["offsets"] if row["group"] == "fo-app"}
+    planned_rows = {row["partition"]: row for row in planned["offsets"] if row["group"] == "fo-app"}
+    previewed = {partition: row["preview"] for partition, row in planned_rows.items()}
     assert all(item["complete"] and item["skipped"] == 0 for item in previewed.values()), previewed
     check_lines = "\n".join(check.task(REPORT_TASK)["msg"])
+    print("FAILOVER REPORT (check mode)\n" + check_lines)
     assert f"{SOURCE}.{TOPIC}[0] source {AT_FAILOVER[0]} -> target " in check_lines and "preview: " in check_lines
 
     run = run_playbook(REPO / "playbooks" / "failover.yml", inventory=inventory, extra_vars=extra, diff=True)
@@ -242,14 +248,17 @@ def test_failover_playbook(mirrored, active_member, tmp_path, mirror_host_ready)
     (Path(REPO) / "tests" / "output" / "failover-figures.json").write_text(json.dumps({"consumer": figures, "preview": previewed}, indent=1))
     for partition, figure in figures.items():
         assert figure["lost"] == 0, figure
-        assert figure["re_read"] <= OFFSET_LAG_MAX, figure
-        assert figure["re_read"] == previewed[partition]["re_read"], (figure, previewed[partition])
+        # Committed at the exact position: nothing read again, where MirrorMaker's offset would have re-read what the preview
+        # counted from it.
+        assert figure["re_read"] == planned_rows[partition]["re_read"] == 0, (figure, planned_rows[partition])
+        assert previewed[partition]["re_read"] <= OFFSET_LAG_MAX, previewed[partition]
 
 
 def test_preview_counts_re_copied_records(recopied):
     """With checkpoints only, check mode previews 10 records read again at the checkpoint's target offset 40 (the re-copied
-    30..39 after it; the offsets alone say 0); after the commit an independent consumer re-reads exactly those. With the
-    offset syncs, the sync written after the re-copy (40 -> 70) is further than the checkpoint and nothing is read again."""
+    30..39 after it; the offsets alone say 0), and commits the exact position, the re-copy's source 40 at 70, from which an
+    independent consumer reads nothing again and misses nothing. With the offset syncs, the sync written after the re-copy
+    (40 -> 70) is further than the checkpoint: MirrorMaker's position is already exact."""
     state = recopied
     with_syncs = run_module("kafka_mirror_offsets", offsets_args(state, groups=["rc-app"], verify_window=2 * RECOPY_RECORDS), check=True)
     row = with_syncs["offsets"][0]
@@ -262,13 +271,16 @@ def test_preview_counts_re_copied_records(recopied):
     row = plan["offsets"][0]
     assert (row["source_offset"], row["basis"], row["translated_offset"]) == (40, "checkpoint", 40), row
     assert row["preview"]["status"] == "re_read" and row["preview"]["complete"], row["preview"]
-    assert (row["re_read"], row["skipped"]) == (RECOPY_AT[0] - RECOPY_FROM, 0), row["preview"]
+    assert (row["preview"]["re_read"], row["skipped"]) == (RECOPY_AT[0] - RECOPY_FROM, 0), row["preview"]
+    # The exact position passes over the first copies of 40 and on (copied again after the re-copy's 30..39) to the second
+    # copy of source 40, at 70: nothing read again.
+    assert (row["exact_offset"], row["commit_offset"], row["re_read"]) == (70, 70, 0), row
 
     applied = run_module("kafka_mirror_offsets", args)
-    assert applied["changed"] and target_group_offsets(state, "rc-app") == {(f"{SOURCE}.{RECOPY_TOPIC}", 0): 40}
+    assert applied["changed"] and target_group_offsets(state, "rc-app") == {(f"{SOURCE}.{RECOPY_TOPIC}", 0): 70}
     figures = resume_and_count(bootstrap(state, TARGET), f"{SOURCE}.{RECOPY_TOPIC}", "rc-app", RECOPY_AT, RECOPY_RECORDS)
     print("FAILOVER FIGURES (re-copy)", json.dumps({"consumer": figures, "preview": row["preview"]}))
-    assert figures[0] == dict(re_read=row["re_read"], lost=0, consumed=RECOPY_RECORDS - RECOPY_AT[0] + RECOPY_RECORDS - RECOPY_FROM)
+    assert figures[0] == dict(re_read=row["re_read"], lost=0, consumed=RECOPY_RECORDS - RECOPY_AT[0])
 
 
 def test_preview_refuses_a_position_that_skips(recopied):

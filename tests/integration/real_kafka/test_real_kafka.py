@@ -151,10 +151,11 @@ def test_failover_preview_then_apply_never_skips_a_record(lab):
     keys = lab.client("secondary", "keys", f"primary.{ORDERS}")["keys"]
     for partition, consumed in CONSUMED.items():
         offset = committed[f"primary.{ORDERS}:{partition}"]
-        # The first record the group reads on the target is at or before its next unconsumed one: nothing skipped.
+        # Nothing skipped, and nothing read again: the exact position (failover_position's default) is the copy of the group's
+        # next record, where real MirrorMaker's translation may lie before it (kafka_mirror_offsets' preview counts how far).
         unread = keys[str(partition)][offset:]
-        assert f"p{partition}-{consumed}" in unread or consumed == PER_PARTITION, (partition, offset)
         assert {f"p{partition}-{i}" for i in range(consumed, PER_PARTITION)} <= set(unread), (partition, offset)
+        assert consumed == PER_PARTITION or unread[0] == f"p{partition}-{consumed}", (partition, offset, unread[:3])
 
 
 def test_rolling_restart_under_an_acks_all_producer(lab):

@@ -6,10 +6,11 @@ from ansible_collections.kafkaops.mirror.plugins.filter import failover as plugi
 from ansible_collections.kafkaops.mirror.plugins.plugin_utils.failover_report import report
 
 ROW = {"group": "app", "topic": "primary.orders", "source_topic": "orders", "partition": 0, "source_offset": 93, "translated_offset": 91,
-       "basis": "offset sync (90 -> 88)", "action": "commit", "reason": "group inactive on the target",
+       "exact_offset": 93, "re_read": 0, "basis": "offset sync (90 -> 88)", "action": "commit", "reason": "group inactive on the target",
        "preview": {"status": "re_read", "re_read": 2, "skipped": 0, "detail": "records 89..90 read again"}}
 RESULT = {"groups": [{"group": "app", "status": "committed", "actions": {"commit": 1, "up_to_date": 0}}], "offsets": [ROW],
-          "preview_totals": {"partitions": 1, "re_read": 2, "skipped": 0, "unverified": 0}, "untranslated": ["late[0]: no sync"],
+          "preview_totals": {"partitions": 1, "exact": 1, "re_read": 0, "re_read_translated": 2, "skipped": 0,
+                             "unverified": 0}, "untranslated": ["late[0]: no sync"],
           "would_skip": [], "refused": [], "committed": ["app"]}
 
 
@@ -17,9 +18,10 @@ def test_report_lines():
     result = report(RESULT, False, True, ["b0:9092", "b1:9092"], "secondary", "default")
     assert result["lines"] == [
         "group app: committed (commit=1, up_to_date=0)",
-        "  primary.orders[0] source 93 -> target 91 (offset sync (90 -> 88)): committed; group inactive on the target"
-        " | preview re_read: re-read 2, skipped 0 - records 89..90 read again",
-        "preview: 1 partition(s) counted from the records, 2 record(s) read again, 0 skipped; 0 not verifiable",
+        "  primary.orders[0] source 93 -> target 91 (offset sync (90 -> 88), exact 93): committed; group inactive on the target"
+        " | preview re_read: re-read 0 (2 from MirrorMaker's offset), skipped 0 - records 89..90 read again",
+        "preview: 1 partition(s) counted from the records, 1 at their exact position; 0 record(s) read again (2 from MirrorMaker's"
+        " translated offsets), 0 skipped; 0 not verifiable",
         "consumers must change: bootstrap.servers=b0:9092,b1:9092 (cluster secondary)",
         "  subscribe to primary.orders instead of orders (default replication policy)",
         "NOT TRANSLATED (nothing committed, never guessed): late[0]: no sync",
@@ -28,7 +30,7 @@ def test_report_lines():
 
 
 def test_report_in_check_mode_with_identity_names_and_an_active_group():
-    row = dict(ROW, topic="orders", preview=None, basis=None)
+    row = dict(ROW, topic="orders", preview=None, basis=None, exact_offset=None)
     group = {"group": "app", "status": "refused_active", "actions": {"refused_active": 1}}
     lines = report(dict(RESULT, offsets=[row], groups=[group], untranslated=[]), True, False, "b0:9092", "secondary", "identity")["lines"]
     assert lines == [

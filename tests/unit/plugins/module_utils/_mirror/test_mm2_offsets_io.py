@@ -97,3 +97,82 @@ def test_rows_of_partitions_the_remote_topic_lacks_have_no_target_end(monkeypatc
     rows, _facts = mm2_offsets.collect(target, source, params)
     assert [(row["topic"], row["partition"], row["target_end"]) for row in rows] == [
         ("primary.orders", 0, 10), ("primary.orders", 1, 10), ("primary.orders", 2, None)]
+
+
+class Record:
+    def __init__(self, offset, key, value):
+        self.offset, self.key, self.value, self.headers = offset, key, value, []
+
+
+class LogConsumer:
+    """A consumer over {TopicPartition: [Record]} (offsets from 0, no gaps) that counts the records it hands out."""
+
+    def __init__(self, logs):
+        self.logs, self.positions, self.handed = logs, {}, 0
+
+    def assign(self, tps):
+        self.positions = {tp: 0 for tp in tps}
+
+    def beginning_offsets(self, tps):
+        return {tp: 0 for tp in tps}
+
+    def end_offsets(self, tps):
+        return {tp: len(self.logs[tp]) for tp in tps}
+
+    def seek(self, tp, offset):
+        self.positions[tp] = offset
+
+    def position(self, tp):
+        return self.positions[tp]
+
+    def poll(self, timeout_ms=0):
+        batches = {}
+        for tp, position in self.positions.items():
+            batch = self.logs[tp][position:position + 500]
+            if batch:
+                batches[tp] = batch
+                self.positions[tp] = position + len(batch)
+                self.handed += len(batch)
+        return batches
+
+    def unsubscribe(self):
+        self.positions = {}
+
+
+class Logs:
+    def __init__(self, logs):
+        self.consumers = [LogConsumer(logs)]
+
+    def consumer(self, **_options):
+        return self.consumers[0]
+
+
+def burst_row(source_offset, target_end):
+    """A plan row whose only offset sync is (99, 99): MirrorMaker's translation (3.4.1+) is target 100."""
+    row = dict(group="app", topic="primary.orders", source_topic="orders", partition=0, source_offset=source_offset, checkpoint=None,
+               syncs=[(99, 99)], target_committed=None, target_end=target_end, active=False)
+    return mm2_offsets.plan_offsets([row])[0]
+
+
+def test_the_preview_window_grows_to_the_group_next_record_and_no_further_than_its_bound():
+    """After a burst MirrorMaker's translation (target 100) is 3,000 records before the group's next one (source and target
+    3,100): a window of 200 settles nothing, so it grows fourfold (800, 3,200) until the records prove the exact position; with
+    a bound of 800 it stops there, commits MirrorMaker's position and says why."""
+    records = [Record(i, b"k%d" % i, b"v%d" % i) for i in range(4000)]
+    source, target = TopicPartition("orders", 0), TopicPartition("primary.orders", 0)
+    grown = mm2_offsets.preview_rows(Logs({target: records}), Logs({source: records}), [burst_row(3100, 4000)], 200, None, 5,
+                                     allow_rewind=False, window_max=51200)[0]
+    assert grown["preview"]["window"] == 3200 and grown["preview"]["status"] == "re_read"
+    assert (grown["exact_offset"], grown["commit_offset"], grown["re_read"], grown["preview"]["re_read"]) == (3100, 3100, 0, 3000)
+    assert grown["action"] == "commit" and grown["reason"].startswith("commit 3100 (exact; MirrorMaker's translation: 100)")
+
+    bounded = mm2_offsets.preview_rows(Logs({target: records}), Logs({source: records}), [burst_row(3100, 4000)], 200, None, 5,
+                                       allow_rewind=False, window_max=800)[0]
+    assert bounded["preview"]["window"] == 800 and bounded["preview"]["status"] == "unverified"
+    assert (bounded["exact_offset"], bounded["commit_offset"]) == (None, 100) and bounded["action"] == "commit"
+    assert "window of 800 records (verify_window_max): MirrorMaker's position is committed" in bounded["preview"]["detail"]
+
+    translated = mm2_offsets.preview_rows(Logs({target: records}), Logs({source: records}), [burst_row(3100, 4000)], 200, None, 5,
+                                          allow_rewind=False, window_max=51200, exact=False)[0]
+    assert (translated["exact_offset"], translated["commit_offset"], translated["re_read"]) == (None, 100, 3000)
+    assert translated["preview"]["exact_offset"] == 3100  # the preview shows it, position=translated does not commit it

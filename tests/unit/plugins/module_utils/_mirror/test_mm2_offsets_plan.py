@@ -132,3 +132,20 @@ def test_groups_exclude_like_mirrormaker():
     records = [Checkpoint("app", "primary.t", 0, 1, 1, ""), Checkpoint("console-consumer-42", "primary.t", 0, 3, 3, "")]
     latest = mo.latest_checkpoints(records, compile_patterns([".*"]), compile_patterns(DEFAULT_GROUPS_EXCLUDE))
     assert [key[0] for key in latest] == ["app"]
+
+
+def test_a_proven_exact_position_is_committed_and_found_up_to_date_afterwards():
+    row = mo.plan_offsets([_row("a", 0, source_offset=20, syncs=[(10, 12)])])[0]
+    assert (row["translated_offset"], row["commit_offset"]) == (13, 13)
+    row["exact_offset"] = 22
+    mo.decide_row(row, allow_rewind=False)
+    assert (row["action"], row["commit_offset"]) == (mo.COMMIT, 22) and "exact; MirrorMaker's translation: 13" in row["reason"]
+    assert mo.commits_by_group([row]) == {"a": {("primary.orders", 0): 22}}
+    assert mo.diff_of([row])["after"] == {"a": {"primary.orders:0": 22}}
+    # The second run: the group is at the exact offset, which is ahead of the translation but no rewind.
+    again = mo.plan_offsets([_row("a", 0, source_offset=20, syncs=[(10, 12)], target_committed=22)])[0]
+    assert again["action"] == mo.WOULD_REWIND
+    again["exact_offset"] = 22
+    mo.decide_row(again, allow_rewind=False)
+    assert again["action"] == mo.UP_TO_DATE and again["reason"] == "the target group is already at the exact offset"
+    assert mo.commits_by_group([again]) == {}
