@@ -17,7 +17,7 @@ export ANSIBLE_COLLECTIONS_PATH := $(COLLECTIONS_PATH)
 export PATH := $(BIN):$(PATH)
 export PYTHONPATH := $(CURDIR)
 
-.PHONY: kafka-homes-demo kafka-homes-test oldest-runtime venv machine-demo machine-test machine-bench bench demo test check sanity units lint integration molecule sandbox-up sandbox-down sandbox-status build docs vendored clean
+.PHONY: kafka-homes-demo kafka-homes-test metrics-agent oldest-runtime venv machine-demo machine-test machine-bench bench demo test check sanity units lint integration molecule sandbox-up sandbox-down sandbox-status build docs vendored clean
 
 venv: $(VENV)/.installed
 
@@ -43,6 +43,10 @@ kafka-homes-test: venv
 
 # The oldest runtime the MirrorMaker host may have (Python 3.8, pyspark 3.5.9, Java 8 and 11), cached in
 # ~/.cache/kafkaops-mirror/oldest-runtime: tests/integration/mirror_validation/test_oldest_runtime.py runs the job on it.
+# The Prometheus JMX exporter's agent the tests attach to the lab's MirrorMaker (mirrormaker2_metrics_*).
+metrics-agent: venv
+	$(BIN)/python -m sandbox.metrics_agent
+
 oldest-runtime: venv
 	$(BIN)/python -m tests.support.oldest_runtime --java all
 
@@ -65,7 +69,7 @@ demo: venv machine-demo $(if $(filter apache,$(PROVIDER)),kafka-homes-demo)
 	echo "demo: finished in $$(( $$(date +%s) - started )) s"; \
 	for report in $(CURDIR)/reports/*/report.html; do echo "demo: validation report: $$report (JSON: $${report%.html}.json)"; done
 
-test: venv machine-test kafka-homes-test oldest-runtime
+test: venv machine-test kafka-homes-test metrics-agent oldest-runtime
 	$(BIN)/python -m tests.run_suite
 
 # The inner loop: unit tests, ansible-test sanity and ansible-lint, two at a time (tests/run_suite.py's lanes); Python only,
@@ -77,7 +81,7 @@ check: venv
 sanity units lint: venv
 	$(BIN)/python -m tests.run_suite --only $@
 
-integration molecule: venv machine-test kafka-homes-test oldest-runtime
+integration molecule: venv machine-test kafka-homes-test metrics-agent oldest-runtime
 	$(BIN)/python -m tests.run_suite --only $@
 
 # bench/validation.py: the job against the raw read rate, the baseline revision and a kcat dump + sort + diff, same run.

@@ -184,10 +184,13 @@ class RealLab:
         return subprocess.Popen([self.node(alias, 2)["python"], str(SUPPORT / "steady_producer.py"), cluster["bootstrap_servers"], topic,
                                  str(rate)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
+    def mirrormaker_node(self) -> dict:
+        """The MirrorMaker node's entry in the lab's state (name, ip, upper, ...)."""
+        return next(n for n in self.state["clusters"]["secondary"]["nodes"] if n["name"] == self.state["mirrormaker_node"])
+
     def mirrormaker_node_root(self) -> Path:
         """The MirrorMaker node's files as it wrote them (its overlay's upper directory)."""
-        node = next(n for n in self.state["clusters"]["secondary"]["nodes"] if n["name"] == self.state["mirrormaker_node"])
-        return Path(node["upper"])
+        return Path(self.mirrormaker_node()["upper"])
 
     def mirrormakers(self) -> list:
         """(pid, argv) of every Apache MirrorMaker 2 JVM on this machine whose properties (read through the process's own

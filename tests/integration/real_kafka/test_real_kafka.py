@@ -29,10 +29,13 @@ import os
 import signal
 import subprocess
 import time
+from collections import Counter
+from pathlib import Path
 
 import pytest
 
-from sandbox import probes
+from sandbox import metrics_agent, probes
+from tests.support import prometheus_text
 from tests.support.checkout import REPO
 from tests.support.real_lab import MM2_PROPERTIES, RealLab, java_of, mirror_plan
 
@@ -132,6 +135,65 @@ def test_mirrormaker_runs_on_the_nodes_java_8(lab):
     exe, version = java_of(running[0], java_home)
     # readlink names the node's file under the node's root directory on this machine
     assert exe.endswith(java_home + "/bin/java") and version.startswith("1.8.0_"), (exe, version)
+
+
+METRICS_TOPIC, METRICS_RECORDS, METRICS_PORT = "rk-metrics", 60, 9404
+METRICS_RULES = Path("/etc/kafka-mirrormaker2/metrics.yml")
+CHECK_METRICS = "kafkaops.mirror.mirrormaker2 : Check the metrics options"
+
+
+def test_mirrormaker_metrics_for_prometheus(lab):
+    """mirrormaker2_metrics_port on real MirrorMaker 2 of 3.2.0 running on Java 8: bad input fails before any change, check
+    mode changes nothing and shows the agent in the program's diff, the real run restarts MirrorMaker with the agent, and a
+    scrape of the endpoint by the tests' own reader (tests/support/prometheus_text.py) finds the records this test produced
+    counted for their partition, the same number an independent consumer finds on the target, and the connectors running;
+    the second run changes nothing."""
+    node = lab.mirrormaker_node()
+    agent = str(metrics_agent.ensure_agent())
+    options = {"mirrormaker2_metrics_port": METRICS_PORT, "mirrormaker2_metrics_bind_address": node["ip"],
+               "mirrormaker2_metrics_agent_jar": agent}
+    rules = lab.mirrormaker_node_root() / str(METRICS_RULES).lstrip("/")
+    (before,) = [pid for pid, _argv in lab.mirrormakers()]
+
+    bad = lab.play(MIRROR, tags="mirrormaker2", **dict(options, mirrormaker2_metrics_agent_jar=agent + ".missing"))
+    assert bad.failed and "is not a file there" in bad.task(CHECK_METRICS)["msg"], bad.stdout[-3000:]
+    assert [pid for pid, _argv in lab.mirrormakers()] == [before] and not rules.exists(), "bad input changed MirrorMaker"
+
+    check = lab.play(MIRROR, check=True, tags="mirrormaker2", **options)
+    assert not check.failed and check.changed_count > 0, check.stdout[-3000:]
+    assert f"-javaagent:/etc/kafka-mirrormaker2/jmx_prometheus_javaagent.jar={node['ip']}:{METRICS_PORT}:{METRICS_RULES}" in check.stdout
+    assert [pid for pid, _argv in lab.mirrormakers()] == [before] and not rules.exists(), "check mode changed MirrorMaker"
+
+    lab.client("primary", "create", METRICS_TOPIC, 1, 3)  # before the restart: MirrorMaker lists it as it starts
+    run = lab.play(MIRROR, tags="mirrormaker2", **options)
+    assert not run.failed, run.stdout[-5000:]
+    (after, argv), = lab.mirrormakers()
+    assert after != before and any(arg.startswith("-javaagent:") and arg.endswith(f":{METRICS_PORT}:{METRICS_RULES}") for arg in argv), argv
+    lab.client("primary", "produce", METRICS_TOPIC, METRICS_RECORDS)
+
+    url = f"http://{node['ip']}:{METRICS_PORT}/metrics"
+    deadline, samples, counted = time.monotonic() + 120, [], []
+    while time.monotonic() < deadline:
+        samples = prometheus_text.scrape(url)
+        # MirrorMetrics names a source partition by its remote topic (ReplicationPolicy.formatRemoteTopic).
+        counted = prometheus_text.values(samples, "kafka_mirrormaker2_source_record_count", topic=f"primary.{METRICS_TOPIC}", partition="0")
+        if counted == [METRICS_RECORDS]:
+            break
+        time.sleep(2)
+    assert counted == [METRICS_RECORDS], [sample for sample in samples if sample[0].startswith("kafka_mirrormaker2_source_record_count")]
+    copied = lab.client("secondary", "keys", f"primary.{METRICS_TOPIC}")["keys"]
+    assert len(copied["0"]) == METRICS_RECORDS, {p: len(keys) for p, keys in copied.items()}
+    for name in ("kafka_mirrormaker2_source_replication_latency_ms_max", "kafka_mirrormaker2_source_record_age_ms_avg",
+                 "kafka_mirrormaker2_source_byte_count"):
+        assert prometheus_text.values(samples, name, topic=f"primary.{METRICS_TOPIC}", partition="0", target="secondary"), name
+    running = {labels["connector"] for name, labels, value in samples
+               if name == "kafka_mirrormaker2_connector_status" and labels.get("status") == "running" and value == 1}
+    assert {"MirrorSourceConnector", "MirrorHeartbeatConnector"} <= running, running
+    print("METRICS", sorted({name for name, _labels, _value in samples if name.startswith("kafka_mirrormaker2_")}))
+
+    again = lab.play(MIRROR, tags="mirrormaker2", **options)
+    assert not again.failed and again.changed_count == 0, again.stdout[-3000:]
+    assert [pid for pid, _argv in lab.mirrormakers()] == [after]
 
 
 def test_failover_preview_then_apply_never_skips_a_record(lab):
@@ -237,15 +299,21 @@ def test_brokers_killed_while_mirroring_lose_nothing(lab):
         result = stop_producer(producer)
     assert result["failed"] == [], result["failed"][:5]
     # The validation on its own, as after an incident (its job waits up to mirror_validation_catch_up_timeout for the
-    # target to catch up first).
-    play = lab.play(MIRROR, tags="mirror_validation")
+    # target to catch up first). MirrorMaker delivers at least once: a kill can make it copy again what it had not
+    # committed yet (129 duplicates of 3,247 records in one CI run, over the job's default 1 %), so the duplicates are
+    # tolerated here and counted below instead; a missing record still fails.
+    play = lab.play(MIRROR, tags="mirror_validation", mirror_validation_max_duplicate_ratio=1.0)
     assert not play.failed, play.stdout[-5000:]
     assert play.task(VALIDATION_REPORT).get("ansible_facts"), play.stdout[-3000:]
     report = play.task(VALIDATION_REPORT)["ansible_facts"]["mirror_validation_report"]
     assert report["passed"], report
     steady = next(t for t in report["topics"] if t["source_topic"] == STEADY)["totals"]
     assert steady["missing"] == 0 and steady["source_count"] >= result["acknowledged"], steady
-    # Read back independently: every key on the source is on the target.
-    target = lab.client("secondary", "keys", f"primary.{STEADY}")["keys"]
-    source = lab.client("primary", "keys", STEADY)["keys"]
-    assert {k for batch in target.values() for k in batch} == {k for batch in source.values() for k in batch}
+    # Read back independently: every key on the source is on the target, and the job's duplicates are the target's copies
+    # of a record beyond its copies on the source. (A key names its record: key-<n> carries value-<n>. The rolling restart
+    # above wrote the same topic from key-0 too, so a key may be on the source twice.)
+    target = Counter(k for batch in lab.client("secondary", "keys", f"primary.{STEADY}")["keys"].values() for k in batch)
+    source = Counter(k for batch in lab.client("primary", "keys", STEADY)["keys"].values() for k in batch)
+    assert sum(source.values()) == steady["source_count"] and set(target) == set(source)
+    assert steady["duplicates"] == sum((target - source).values()), (steady, sum(target.values()), sum(source.values()))
+    print(f"brokers killed: {steady['source_count']} records, {steady['duplicates']} copied twice")

@@ -152,3 +152,37 @@ def test_java_home_set_only_when_given():
     unit = render("mirrormaker2.service.j2", _mirrormaker2_environment=java8)
     assert 'Environment="JAVA_HOME=/usr/lib/jvm/temurin-8-jre-amd64"' in unit
     assert "JAVA_HOME=\"/usr/lib/jvm/temurin-8-jre-amd64\"" in render("supervisor-program.conf.j2", _mirrormaker2_environment=java8)
+
+
+# What the Prometheus JMX exporter matches rules against (`domain<key=value, ...><>attribute: value`), for MBeans of
+# MirrorMaker 2 of 3.2.0 (MirrorMetrics, Connect's worker metrics): the metric each must become.
+EXPORTER_NAMES = {
+    "kafka.connect.mirror<type=MirrorSourceConnector, target=secondary, topic=primary.rk-orders, partition=2><>record-count: 40":
+        ("kafka_mirrormaker2_source_record-count", {"target": "secondary", "topic": "primary.rk-orders", "partition": "2"}, None),
+    "kafka.connect.mirror<type=MirrorSourceConnector, target=secondary, topic=a.b-c, partition=0><>replication-latency-ms-max: 12.0":
+        ("kafka_mirrormaker2_source_replication-latency-ms-max", {"target": "secondary", "topic": "a.b-c", "partition": "0"}, None),
+    "kafka.connect.mirror<type=MirrorCheckpointConnector, source=primary, target=secondary, group=app, topic=primary.t, partition=1>"
+    "<>checkpoint-latency-ms: 3.0":
+        ("kafka_mirrormaker2_checkpoint_checkpoint-latency-ms",
+         {"source": "primary", "target": "secondary", "group": "app", "topic": "primary.t", "partition": "1"}, None),
+    "kafka.connect<type=connector-metrics, connector=MirrorSourceConnector><>status: running":
+        ("kafka_mirrormaker2_connector_status", {"connector": "MirrorSourceConnector", "status": "running"}, 1),
+    "kafka.connect<type=connector-task-metrics, connector=MirrorSourceConnector, task=0><>status: failed":
+        ("kafka_mirrormaker2_task_status", {"connector": "MirrorSourceConnector", "task": "0", "status": "failed"}, 1),
+    "kafka.connect<type=connect-worker-metrics><>task-count: 3": ("kafka_mirrormaker2_worker_task-count", {}, None),
+}
+
+
+def test_metrics_rules_name_mirrormakers_mbeans():
+    """The first rule that matches, as the exporter takes it (a pattern is not anchored: jmx_exporter compiles it into
+    `^.*(?:<pattern>).*$`); its name and labels with the groups substituted (the exporter then turns '-' into '_')."""
+    rules = yaml.safe_load(render("metrics.yml.j2"))["rules"]
+
+    def substitute(text, match):
+        return re.sub(r"\$(\d+)", lambda ref: match.group(int(ref.group(1))), text)
+
+    for bean, (name, labels, value) in EXPORTER_NAMES.items():
+        rule, match = next(((rule, found) for rule in rules for found in [re.match(f"^.*(?:{rule['pattern']}).*$", bean)] if found), (None, None))
+        assert rule, bean
+        got = (substitute(rule["name"], match), {key: substitute(text, match) for key, text in rule.get("labels", {}).items()}, rule.get("value"))
+        assert got == (name, labels, value), bean
