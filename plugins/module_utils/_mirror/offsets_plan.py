@@ -55,7 +55,9 @@ def decide(translated, target_committed, target_end, active, allow_rewind, skipp
                               f"moving it back re-delivers records: set allow_rewind to do it")
     if active:
         return REFUSED_ACTIVE, "the group has active members on the target: stop its consumers first"
-    return COMMIT, (f"commit {offset}" + ("" if exact is None else f" (exact; MirrorMaker's translation: {translated})")
+    proof = "" if exact is None else " (MirrorMaker's translation, proven exact)" if exact == translated else \
+        f" (exact; MirrorMaker's translation: {translated})"
+    return COMMIT, (f"commit {offset}" + proof
                     + (f" (was {target_committed})" if target_committed is not None else " (no committed offset yet)"))
 
 

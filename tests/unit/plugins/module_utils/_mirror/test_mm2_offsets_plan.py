@@ -149,3 +149,11 @@ def test_a_proven_exact_position_is_committed_and_found_up_to_date_afterwards():
     mo.decide_row(again, allow_rewind=False)
     assert again["action"] == mo.UP_TO_DATE and again["reason"] == "the target group is already at the exact offset"
     assert mo.commits_by_group([again]) == {}
+
+
+def test_a_translation_proven_exact_says_so():
+    row = mo.plan_offsets([_row("a", 0, source_offset=20, syncs=[(10, 12)])])[0]
+    row["exact_offset"] = 13
+    mo.decide_row(row, allow_rewind=False)
+    assert (row["action"], row["commit_offset"]) == (mo.COMMIT, 13)
+    assert row["reason"] == "commit 13 (MirrorMaker's translation, proven exact) (no committed offset yet)"
