@@ -13,11 +13,11 @@ group's source offset g, in order (a re-copy after a MirrorMaker crash starts ag
 Records are counted, never offsets: transaction markers (exactly-once MirrorMaker 3.5+, transactional producers on the
 source) and compacted gaps take offsets but are no records, so a lag that offsets show as 0 still shows here.
 
-The exact position: the target offset of the copy of the group's next source record, the first record from the resume
-position on whose source record is at or after g. It is proven, and can be committed instead of MirrorMaker's position,
-when every target record before it (from the resume position on) is the copy of a source record before g and of none at
-or after g (a fingerprint shared with a record at or after g proves nothing): committing it then skips no record the
-resume position would have delivered, and re-reads only what comes after it (a re-copy further on).
+The exact position: a target copy of a source record at or after g, from which the group skips nothing that the resume
+position would have delivered. It is proven when every target record before it (from the resume position on) is the copy
+of a source record before g and of none at or after g (a fingerprint shared with a record at or after g proves nothing),
+or the copy of one later source record that MirrorMaker copied again after it (a re-copy). Of the positions proven, the
+one from which the fewest records are read again is taken (_exact_position).
 """
 from __future__ import annotations
 
@@ -116,17 +116,17 @@ def preview(source_offset, target_offset, source_records, target_records, target
                        f"the target ends after source record {furthest}, the source has {len(missing)} more record(s) from "
                        f"offset {missing[0]} on: the mirror has not copied them")
     scope = "" if complete else f" within the {len(aligned)} target records read (more after them if MirrorMaker re-copied there)"
-    best, blocker = _exact_position(target_records, aligned, by_fingerprint, g)
     if re_read == 0:
         return Preview(EXACT, 0, 0, 0, complete, f"target offset {target_offset} resumes at source record {g}: nothing read again{scope}",
                        target_offset, 0)
     detail = (f"from target offset {target_offset} the group reads {re_read} record(s) again that it consumed on the source "
               f"(its next record, source offset {aligned[first_new][1]}, is at target offset {new_offset}){scope}")
+    best, again, blocker = _exact_position(target_records, aligned, by_fingerprint, g)
     if best is None:
         return Preview(RE_READ, re_read, 0, 0, complete,
                        detail + f"; no later position is proven exact: the record at target offset {blocker} has the fingerprint of "
                                 f"a source record at or after {g} as well")
-    exact_offset, again = target_records[best][0], _re_read_from(aligned, g)[best]
+    exact_offset = target_records[best][0]
     return Preview(RE_READ, re_read, 0, 0, complete, detail + f"; from target offset {exact_offset} (source record {aligned[best][1]}) "
                                                               f"it reads {again} again", exact_offset, again)
 
@@ -141,7 +141,8 @@ def _re_read_from(aligned, g):
 
 
 def _exact_position(target_records, aligned, by_fingerprint, g):
-    """(index of the exact position in target_records, or None; the target offset of the record the proof stopped at).
+    """(index of the exact position in target_records or None, the records read again from it, the target offset of the
+    record the proof stopped at or None).
 
     A target record can be passed over when it is the copy of a record the group consumed (every source record with its
     fingerprint is before g), or of one later source record that is copied again further on (a re-copy). The exact position
@@ -152,15 +153,17 @@ def _exact_position(target_records, aligned, by_fingerprint, g):
         if source is not None and source >= g:
             last_copy[source] = index
     again = _re_read_from(aligned, g)
-    best, reach = None, len(aligned)
+    best, reach, blocker = None, len(aligned), None
     for index, ((offset, digest), (_offset, source)) in enumerate(zip(target_records, aligned)):
         if index > reach:
-            return best, offset
+            blocker = offset
+            break
         if source is not None and source >= g and (best is None or again[index] < again[best]):
             best = index
         candidates = by_fingerprint.get(digest, [])
         if source is None or (max(candidates) >= g and len(candidates) > 1):
-            return best, offset  # an unknown record, or one that may be the copy of a record at or after g
+            blocker = offset  # an unknown record, or one that may be the copy of a record at or after g
+            break
         if source >= g:
             reach = min(reach, last_copy[source])  # passed over only up to its last copy
-    return best, None
+    return best, None if best is None else again[best], blocker

@@ -293,7 +293,7 @@ def run_offsets(params, check_mode, diff):
             rows = plan_offsets(rows_in, allow_rewind=params["allow_rewind"], version=version)
             if params["verify"]:
                 preview_rows(target, source_conn, rows, params["verify_window"], facts["syncs"], params["read_timeout"],
-                             params["allow_rewind"], params.get("verify_window_max"), params.get("position", "exact") == "exact")
+                             params["allow_rewind"], params["verify_window_max"], params["position"] == "exact")
             commits = commits_by_group(rows) if params["apply"] else {}
             if commits and not check_mode:
                 admin = target.admin()
