@@ -17,15 +17,12 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import shutil
-import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from sandbox import cached_build
+from sandbox import cached_build, maven
 
-DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.8.1"
 RECIPE_FILE = "kafkaops-home.json"
 
 
@@ -205,15 +202,11 @@ def _fetch_jars(spec: Release, libs: Path, work: Path) -> None:
         for group, artifact, version in (coordinate.split(":") for coordinate in spec.artifacts()))
     pom = work / "pom.xml"
     pom.write_text(POM.format(version=spec.version, dependencies=dependencies))
-    command = ["mvn", "-q", "-B", "-f", str(pom), f"{DEPENDENCY_PLUGIN}:copy-dependencies", "-DincludeScope=runtime",
-               f"-DoutputDirectory={libs}"]
-    if shutil.which("mvn") is None:
-        raise KafkaHomeError(f"Kafka {spec.version}: Apache Maven (mvn) is not installed; install it (Debian: apt-get install maven) and run again")
-    result = subprocess.run(command, capture_output=True, text=True, check=False)
-    if result.returncode != 0:
-        output = (result.stdout + result.stderr).strip().splitlines()
-        errors = [line for line in output if "ERROR" in line][:5] or output[-5:]
-        raise KafkaHomeError(f"Kafka {spec.version}: Maven could not fetch {', '.join(spec.artifacts())}:\n" + "\n".join(errors))
+    try:
+        maven.fetch(["-f", pom, f"{maven.DEPENDENCY_PLUGIN}:copy-dependencies", "-DincludeScope=runtime", f"-DoutputDirectory={libs}"],
+                    f"Kafka {spec.version}", ", ".join(spec.artifacts()))
+    except maven.MavenError as exc:
+        raise KafkaHomeError(str(exc)) from None
 
 
 def _write_launchers(spec: Release, home: Path) -> None:

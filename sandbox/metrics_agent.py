@@ -13,13 +13,10 @@ fetched (and checked against Central's SHA-1) that day: a different jar under th
 from __future__ import annotations
 
 import hashlib
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
-from sandbox import cached_build
-from sandbox.kafka_dist import DEPENDENCY_PLUGIN
+from sandbox import cached_build, maven
 
 VERSION = "1.0.1"
 COORDINATES = f"io.prometheus.jmx:jmx_prometheus_javaagent:{VERSION}"
@@ -37,13 +34,11 @@ def agent_dir() -> Path:
 
 
 def _fetch(staging: Path) -> None:
-    if shutil.which("mvn") is None:
-        raise MetricsAgentError("Apache Maven (mvn) is not installed; install it (Debian: apt-get install maven) and run again")
-    result = subprocess.run(["mvn", "-q", "-B", f"{DEPENDENCY_PLUGIN}:copy", f"-Dartifact={COORDINATES}", f"-DoutputDirectory={staging}",
-                             "-Dmdep.stripVersion=true"], capture_output=True, text=True, check=False, cwd=staging)
-    if result.returncode != 0:
-        output = (result.stdout + result.stderr).strip().splitlines()
-        raise MetricsAgentError(f"Maven could not fetch {COORDINATES}:\n" + "\n".join([line for line in output if "ERROR" in line][:5] or output[-5:]))
+    try:
+        maven.fetch([f"{maven.DEPENDENCY_PLUGIN}:copy", f"-Dartifact={COORDINATES}", f"-DoutputDirectory={staging}", "-Dmdep.stripVersion=true"],
+                    "metrics agent", COORDINATES, cwd=staging)
+    except maven.MavenError as exc:
+        raise MetricsAgentError(str(exc)) from None
     fetched = staging / "jmx_prometheus_javaagent.jar"
     digest = hashlib.sha256(fetched.read_bytes()).hexdigest()
     if digest != SHA256:

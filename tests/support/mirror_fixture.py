@@ -44,11 +44,12 @@ def read_all(bootstrap, topic):
         consumer.close()
 
 
-def key_at(bootstrap, topic, partition, offset):
-    """The key of the record at `offset` of a partition, read with an independent consumer."""
-    records = [record for record in read_all(bootstrap, topic).get(partition, []) if record.offset == offset]
-    assert records, f"no record at {topic}[{partition}]@{offset}"
-    return records[0].key.decode()
+def keys_at(bootstrap, topic, offsets):
+    """{partition: key of the record at offsets[partition]} (None where there is none), from one read of the topic with an
+    independent consumer."""
+    records = read_all(bootstrap, topic)
+    return {partition: next((record.key.decode() for record in records.get(partition, []) if record.offset == offset), None)
+            for partition, offset in offsets.items()}
 
 
 def ensure_topic(bootstrap, topic, partitions):

@@ -39,11 +39,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from sandbox import cached_build
+from sandbox.maven import DEPENDENCY_PLUGIN
 from tests.support.checkout import REPO
 
 PINS = REPO / "roles" / "mirror_host" / "files" / "requirements-py38.txt"
 RECIPE_FILE = "kafkaops-recipe.json"
-DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.8.1"
 # The oldest CPython >= 3.8 any reachable registry serves (Maven Central: 3.7.9-1.5.4, then 3.9.2-1.5.5; no 3.8).
 MAVEN_PYTHON = {"artifact": "org.bytedeco:cpython:3.9.2-1.5.5:jar:linux-x86_64", "root": "org/bytedeco/cpython/linux-x86_64/",
                 "executable": "bin/python3.9"}

@@ -23,7 +23,7 @@ from kafka.structs import OffsetAndMetadata
 
 from tests.support.ansible_play import run_module, run_playbook
 from tests.support.checkout import REPO
-from tests.support.mirror_fixture import NOIDA_API, ensure_topic, key_at, mirror_pass, produce_indexed, resume_and_count, write_checkpoints
+from tests.support.mirror_fixture import NOIDA_API, ensure_topic, keys_at, mirror_pass, produce_indexed, resume_and_count, write_checkpoints
 
 pytestmark = pytest.mark.integration
 
@@ -187,10 +187,11 @@ def test_kafka_mirror_offsets_module_contract(mirrored):
             assert row["basis"] == "offset_sync"
             assert row["translated_offset"] == (last_d if last_u == AT_FAILOVER[partition] else last_d + 1)
         assert row["preview"]["skipped"] == 0 and row["preview"]["re_read"] <= OFFSET_LAG_MAX
-        # The exact position: the copy of the group's next record (keys end in -p<partition>-<source offset>), read back by a
-        # consumer of its own; nothing read again from there.
         assert row["exact_offset"] == row["commit_offset"] >= row["translated_offset"] and row["re_read"] == 0, row
-        assert key_at(bootstrap(state, TARGET), f"{SOURCE}.{TOPIC}", partition, row["exact_offset"]).endswith(f"-p{partition}-{AT_FAILOVER[partition]}")
+    # The exact position: the copy of the group's next record (keys end in -p<partition>-<source offset>), read back by a
+    # consumer of its own; nothing read again from there.
+    exact_keys = keys_at(bootstrap(state, TARGET), f"{SOURCE}.{TOPIC}", {p: rows[p]["exact_offset"] for p in rows})
+    assert all((exact_keys[p] or "").endswith(f"-p{p}-{AT_FAILOVER[p]}") for p in rows), exact_keys
     assert plan["diff"]["after"]["fo-app"] == {f"{SOURCE}.{TOPIC}:{p}": rows[p]["exact_offset"] for p in rows}
     assert plan["diff"]["before"]["fo-app"] == {f"{SOURCE}.{TOPIC}:{p}": None for p in rows}
 
