@@ -9,8 +9,10 @@ Sends keyed records (key-<n>, value-<n>) to TOPIC at RATE per second (default 50
 receives SIGTERM (a node's own mount namespace may not see a stop file the test writes); meanwhile samples every 100 ms
 which partitions of the whole cluster are under-replicated (fewer in-sync replicas than replicas: a rolling restart must
 wait for every partition, __consumer_offsets and MirrorMaker's topics included, not only the one written to), with each
-sample's time. Prints one JSON line at the end: sent, acknowledged, failed sends (with their errors) and the samples
-[[epoch ms, ["topic:partition" under-replicated, ...]], ...].
+sample's time. Each sample asks the next broker in turn: a sample is that broker's metadata cache, which the controller
+updates on every broker separately, so one broker slow to apply an update cannot stand for the whole cluster. Prints one
+JSON line at the end: sent, acknowledged, failed sends (with their errors) and the samples
+[[epoch ms, ["topic:partition" under-replicated, ...], broker id], ...] ([epoch ms, None, error] for a failed read).
 """
 import json
 import signal
@@ -19,21 +21,35 @@ import threading
 import time
 
 from kafka import KafkaAdminClient, KafkaProducer
+from kafka.protocol.metadata import MetadataRequest
+
+
+async def _metadata_from(manager, broker_id):
+    # kafka-python 3 has no public call that sends to a broker of the caller's choosing (describe_topics asks the least
+    # loaded one): the same request its admin client sends, through the admin client's own connection manager.
+    request = MetadataRequest(topics=None, allow_auto_topic_creation=False)
+    return (await manager.send(request, node_id=broker_id)).to_dict()
 
 
 def watch(bootstrap, stop, samples):
-    admin = None
+    admin, turn, brokers = None, 0, []
     try:
         while not stop.is_set():
+            broker_id = None
             try:
                 if admin is None:
                     admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=3000, client_id="steady-producer-watch")
-                # Every topic, internal ones included. kafka-python 3's DescribeTopics fields: partition_index, replica_nodes, isr_nodes.
-                under = sorted("%s:%d" % (described["name"], p["partition_index"]) for described in admin.describe_topics()
-                               for p in described["partitions"] if len(p["isr_nodes"]) < len(p["replica_nodes"]))
-                samples.append([int(time.time() * 1000), under])
+                # The brokers registered in the last answer (the least loaded one asks first).
+                broker_id = brokers[turn % len(brokers)] if brokers else None
+                turn += 1
+                metadata = admin._manager.run(_metadata_from, admin._manager, broker_id)  # pylint: disable=protected-access
+                brokers = sorted(broker["node_id"] for broker in metadata["brokers"])
+                # Every topic, internal ones included. kafka-python 3's Metadata fields: partition_index, replica_nodes, isr_nodes.
+                under = sorted("%s:%d" % (topic["name"], p["partition_index"]) for topic in metadata["topics"]
+                               for p in topic["partitions"] if len(p["isr_nodes"]) < len(p["replica_nodes"]))
+                samples.append([int(time.time() * 1000), under, broker_id])
             except Exception as exc:  # a broker going away mid-request: record that nothing was known then, and start afresh
-                samples.append([int(time.time() * 1000), None, repr(exc)[:200]])
+                samples.append([int(time.time() * 1000), None, "broker %s: %s" % (broker_id, repr(exc)[:200])])
                 if admin is not None:
                     admin.close()
                 admin = None
