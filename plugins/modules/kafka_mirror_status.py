@@ -98,11 +98,20 @@ options:
     description:
       - V(heartbeats) - a heartbeat of this flow (emitted, or replicated from the source) at most O(max_heartbeat_age) seconds old.
       - V(offset_syncs) - every source partition that has records has an offset sync.
-      - V(lag) - every remote topic exists and no partition lags more than O(max_lag) records.
+      - V(lag) - every remote topic exists and no partition lags more than O(max_lag) records; with O(mirrormaker1_group), also
+        that the group has a member.
+      - Unset, all three; with O(mirrormaker1_group), V(lag), the only one MirrorMaker 1 has.
     type: list
     elements: str
     choices: [heartbeats, offset_syncs, lag]
-    default: [heartbeats, offset_syncs, lag]
+  mirrormaker1_group:
+    description:
+      - The flow is MirrorMaker 1's (C(kafka.tools.MirrorMaker), Kafka up to 3.9), and this is its consumer group on the source.
+      - MirrorMaker 1 keeps topic names (O(replication_policy) must be V(identity)), partitions the records again on the
+        target, and writes no heartbeats, offset syncs or checkpoints. A partition's lag is its end offset minus the group's
+        committed offset, which MirrorMaker 1 commits only after its producer flushed; RV(partitions[].committed_offset) has it,
+        and RV(group) the group's state and members (none means MirrorMaker 1 is not consuming).
+    type: str
   max_lag:
     description: Largest acceptable lag of a partition, in records.
     type: int
@@ -182,12 +191,18 @@ partitions:
     source_end_offset:
       description: End offset of the source partition.
       type: int
+    remote_topic_exists:
+      description: Whether the remote topic exists on the target.
+      type: bool
     target_end_offset:
-      description: End offset of the remote partition, null when the remote topic does not exist.
+      description: End offset of the remote partition, null when the remote topic does not exist (and with O(mirrormaker1_group)).
       type: int
     last_offset_sync:
       description: Newest offset sync, C(upstream) and C(downstream) offsets, or null.
       type: dict
+    committed_offset:
+      description: With O(mirrormaker1_group), the group's committed offset (null before its first commit); absent otherwise.
+      type: int
     lag:
       description: Source records not yet on the target.
       type: int
@@ -223,6 +238,11 @@ offset_syncs_topic:
   description: Name of the offset-syncs topic that was read (on the cluster O(offset_syncs_topic_location) names).
   returned: always
   type: str
+group:
+  description: With O(mirrormaker1_group), the group's C(id), C(state) and number of C(members) on the source.
+  returned: with O(mirrormaker1_group)
+  type: dict
+  sample: {"id": "mirrormaker1", "state": "Stable", "members": 2}
 problems:
   description: Records that could not be decoded and remote topics that are missing.
   returned: always
@@ -281,7 +301,8 @@ def argument_spec():
     spec.update(
         offset_syncs_topic_location=dict(type="str", default="source", choices=list(OFFSET_SYNCS_LOCATIONS)),
         wait=dict(type="bool", default=False),
-        wait_for=dict(type="list", elements="str", default=["heartbeats", "offset_syncs", "lag"], choices=["heartbeats", "offset_syncs", "lag"]),
+        wait_for=dict(type="list", elements="str", choices=["heartbeats", "offset_syncs", "lag"]),
+        mirrormaker1_group=dict(type="str"),
         max_lag=dict(type="int", default=0),
         max_heartbeat_age=dict(type="int", default=60),
         timeout=dict(type="int", default=300),

@@ -267,7 +267,8 @@ class _Builder:
 
     def fail_if_invalid(self):
         if self.errors:
-            raise MirrorConfigError(self.errors)
+            # Each flow checks the clusters it names: a problem of a cluster in several flows is listed once.
+            raise MirrorConfigError(list(dict.fromkeys(self.errors)))
 
 
 def _cluster_properties(alias, cluster, config):
@@ -395,26 +396,54 @@ def _mm2_config(builder):
     return config
 
 
+# isInternalTopic before 4.0 (_mm2.naming.ReplicationPolicy.is_internal_topic), which the health read's MirrorFilter applies
+# whatever topics_exclude says; written without backslashes and dollars, which a systemd unit's command line would
+# interpret. MirrorMaker 1 leaves out only Kafka's own internal topics itself (exclude.internal.topics).
+MM1_NEVER_MIRRORED = (r"__.*", r"[.].*", r".*[-.]internal")
+MM1_DEFAULT_EXCLUDE = (r".*[.]replica",)  # the rest of MirrorMaker 2's default topics.exclude before 4.0
+# How often MirrorMaker 1 flushes its producer and then commits its group's offsets (its default is 60 s): the committed
+# offsets are all the health read and a failover have of its progress, and what a killed MirrorMaker 1 copies again.
+MM1_OFFSET_COMMIT_INTERVAL_MS = 10000
+
+
+def mm1_include_list(flow):
+    """MirrorMaker 1's --whitelist for a flow: its topics without its topics_exclude (MirrorMaker 2's default exclusions
+    when unset), as one Java regular expression that MirrorMaker 1 matches against the whole name. It has no exclude list
+    of its own: the exclusions become a negative lookahead, `(?!.)` standing for the end of the name."""
+    excluded = MM1_NEVER_MIRRORED + (MM1_DEFAULT_EXCLUDE if flow["topics_exclude"] is None else tuple(split_patterns(flow["topics_exclude"])))
+    included = split_patterns(flow["topics"])
+    return "(?!(?:%s)(?!.))(?:%s)" % ("|".join(excluded), "|".join("(?:%s)" % pattern for pattern in included))
+
+
 def _mm1_config(builder):
-    """MirrorMaker 1 (kafka-mirror-maker.sh) for clusters older than 2.4: one enabled flow, consumer and producer files."""
+    """MirrorMaker 1 (kafka-mirror-maker.sh, Kafka up to 3.9): one enabled flow, consumer and producer files."""
     model = builder.model
     config = MirrorConfig("mm1")
     enabled = [flow for flow in builder.flows if flow["enabled"]]
     if len(enabled) != 1:
         builder.errors.append("engine mm1 runs exactly one enabled flow, got %d; run one service per flow" % len(enabled))
     if builder.version >= MM1_REMOVED:
-        builder.errors.append("engine mm1: MirrorMaker 1 was removed in Kafka 4.0; use engine mm2")
+        builder.errors.append("engine mm1: MirrorMaker 1 (kafka.tools.MirrorMaker) was removed in Kafka 4.0; run it from a Kafka home "
+                              "of 3.9 or older, or use engine mm2 with replication_policy identity to keep topic names")
+    for flow in enabled:
+        # TopicFilter turns every comma into `|` and drops every space of the list it is given.
+        for pattern in split_patterns(flow["topics"]) + split_patterns(flow["topics_exclude"]):
+            if re.search(r"\s", pattern):
+                builder.errors.append("flow %s->%s: topic pattern %r has white space, which MirrorMaker 1 removes from its "
+                                      "include list; use \\s" % (flow["source"], flow["target"], pattern))
     builder.fail_if_invalid()
     flow = enabled[0]
     source, target = builder.clusters[flow["source"]], builder.clusters[flow["target"]]
     consumer = {key.split(".", 1)[1]: value for key, value in _cluster_properties(flow["source"], source, config).items()}
-    consumer.update({"group.id": model["mm1_group_id"], "auto.offset.reset": "earliest", "exclude.internal.topics": True})
+    consumer.update({"group.id": model["mm1_group_id"], "auto.offset.reset": "earliest", "exclude.internal.topics": True,
+                     # A topic created on the source is subscribed at the consumer's next metadata refresh.
+                     "metadata.max.age.ms": int(flow["refresh_topics_interval_seconds"]) * 1000})
     producer = {key.split(".", 1)[1]: value for key, value in _cluster_properties(flow["target"], target, config).items()}
     producer.update({"acks": "all", "max.in.flight.requests.per.connection": 1, "retries": 2147483647})
     config.secret_keys = {key.split(".", 1)[1] for key in config.secret_keys}
     # --whitelist is the one spelling every MirrorMaker 1 release accepts (--include only arrived in 3.0).
-    config.command_args = ["--whitelist", "|".join("(%s)" % pattern for pattern in split_patterns(flow["topics"])),
-                           "--num.streams", str(int(model["mm1_num_streams"]))]
+    config.command_args = ["--whitelist", mm1_include_list(flow), "--num.streams", str(int(model["mm1_num_streams"])),
+                           "--offset.commit.interval.ms", str(MM1_OFFSET_COMMIT_INTERVAL_MS)]
     config.files[MM1_CONSUMER_FILE] = consumer
     config.files[MM1_PRODUCER_FILE] = producer
     return config

@@ -48,7 +48,7 @@ def _reasons(status, writes_syncs, changed_remote):
         unsynced = [p["topic"] for p in partitions if p["has_records"] and not p["last_offset_sync"]]
         if unsynced:
             reasons.append("%d source topic(s) with records and no offset sync: %s" % (len(set(unsynced)), _names(unsynced)))
-    missing = [p["remote_topic"] for p in partitions if p["target_end_offset"] is None]
+    missing = [p["remote_topic"] for p in partitions if not p["remote_topic_exists"]]
     if missing:
         reasons.append("%d remote topic(s) missing: %s" % (len(set(missing)), _names(missing)))
     prepared = sorted({p["remote_topic"] for p in partitions} & set(changed_remote))

@@ -84,6 +84,7 @@ def sandbox_apache(tmp_path_factory, sandbox_net):
 REAL_KAFKA_FILES = (
     "tests/integration/real_kafka/test_large_backlog.py",
     "tests/integration/real_kafka/test_real_kafka.py",
+    "tests/integration/real_kafka/test_mirrormaker1.py",
     "tests/integration/kafka/test_kafka_info_modules.py",
     "tests/integration/kafka/test_kafka_topic_module.py",
     "tests/integration/kafka/test_kafka_topics_role.py",
@@ -131,6 +132,25 @@ def mirror_host_ready(tmp_path_factory):
             prepared.add(state["dir"])
 
     return prepare
+
+
+@pytest.fixture(scope="session")
+def source_names_synced():
+    """`source_names_synced(state)`: mirror.yml's hosts_sync stage, once per sandbox, so that the secondary's nodes resolve the
+    primary's advertised FQDNs, as they do in a real mirror before kafka_topics copies from the source. Real brokers
+    advertise FQDNs (HDInsight's stock setting)."""
+    from tests.support.ansible_play import run_playbook
+    from tests.support.checkout import REPO
+
+    synced = set()
+
+    def sync(state: dict) -> None:
+        if state["dir"] not in synced:
+            play = run_playbook(REPO / "playbooks" / "mirror.yml", inventory=Path(state["dir"]) / "inventory.yml", tags="hosts_sync")
+            assert not play.failed, play.stdout[-3000:]
+            synced.add(state["dir"])
+
+    return sync
 
 
 def advertised_brokers(state: dict, alias: str) -> list:

@@ -10,6 +10,10 @@ Run with a sandbox node's python (names resolve there as on that node):
                                                        metadata (a topic that does not exist is created only by auto-create)
     python read_back.py BOOTSTRAP keyed TOPIC PARTITIONS PER_PARTITION
                                                     -> PER_PARTITION records to each partition, keyed p<partition>-<index>
+    python read_back.py BOOTSTRAP sequenced TOPIC KEYS PER_KEY
+                                                    -> PER_KEY records for each of KEYS keys k<j>, valued s<i> (i counts
+                                                       up per key), partitioned by the producer's own partitioner
+    python read_back.py BOOTSTRAP records TOPIC     -> {"records": {partition: [[key, value], ...]}} (as keys, with values)
     python read_back.py BOOTSTRAP commit GROUP TOPIC PARTITION OFFSET
     python read_back.py BOOTSTRAP create NAME PARTITIONS REPLICATION_FACTOR
     python read_back.py BOOTSTRAP keys TOPIC        -> {"keys": {partition: [key, ...]}} (every record to the end, in order)
@@ -46,6 +50,21 @@ def main(bootstrap, command, *args):
             producer.close(timeout=5)
     if command == "keyed":
         return {"produced": produce_keyed(bootstrap, args[0], int(args[1]), int(args[2]))}
+    if command == "sequenced":
+        producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=5)
+        for index in range(int(args[2])):
+            for key in range(int(args[1])):
+                producer.send(args[0], key=b"k%d" % key, value=b"s%d" % index)
+        producer.flush()
+        producer.close()
+        return {"produced": int(args[1]) * int(args[2])}
+    if command == "records":
+        consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, group_id=None, request_timeout_ms=10000)
+        try:
+            return {"records": {partition: [[r.key.decode(), r.value.decode()] for r in records]
+                                for partition, records in read_records(consumer, args[0], 120).items()}}
+        finally:
+            consumer.close()
     if command == "commit":
         group, topic, partition, offset = args[0], args[1], int(args[2]), int(args[3])
         consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False, request_timeout_ms=30000)

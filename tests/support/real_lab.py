@@ -89,6 +89,25 @@ def java_of(pid: int, java_home: str) -> tuple:
     return exe, next(line.split("=", 1)[1].strip('"') for line in release.splitlines() if line.startswith("JAVA_VERSION="))
 
 
+def jvms_reading(main_class: str, config_file: Path, text: str) -> list:
+    """(pid, argv) of every JVM on this machine that runs `main_class` and whose `config_file` (read through the process's own
+    root: a node's file) holds `text`, such as a lab's bootstrap address: other labs' JVMs are this machine's processes too."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = [a.decode() for a in (entry / "cmdline").read_bytes().split(b"\0") if a]
+            if main_class not in argv:
+                continue
+            config = (entry / "root" / str(config_file).lstrip("/")).read_text()
+        except OSError:
+            continue
+        if text in config:
+            found.append((int(entry.name), argv))
+    return found
+
+
 class RealLab:
     """One lab's state (sandbox.api.up's answer) and the extra vars every play of a test module starts from."""
 
@@ -193,20 +212,5 @@ class RealLab:
         return Path(self.mirrormaker_node()["upper"])
 
     def mirrormakers(self) -> list:
-        """(pid, argv) of every Apache MirrorMaker 2 JVM on this machine whose properties (read through the process's own
-        root) name this lab's secondary: other labs' MirrorMakers are this machine's processes too."""
-        ours = self.state["clusters"]["secondary"]["bootstrap_servers"].split(",")[0]
-        found = []
-        for entry in Path("/proc").iterdir():
-            if not entry.name.isdigit():
-                continue
-            try:
-                argv = [a.decode() for a in (entry / "cmdline").read_bytes().split(b"\0") if a]
-                if MM2_MAIN_CLASS not in argv:
-                    continue
-                properties = (entry / "root" / str(MM2_PROPERTIES).lstrip("/")).read_text()
-            except OSError:
-                continue
-            if ours in properties:
-                found.append((int(entry.name), argv))
-        return found
+        """(pid, argv) of every Apache MirrorMaker 2 JVM on this machine whose properties name this lab's secondary."""
+        return jvms_reading(MM2_MAIN_CLASS, MM2_PROPERTIES, self.state["clusters"]["secondary"]["bootstrap_servers"].split(",")[0])

@@ -20,11 +20,13 @@ CATCHING_UP, STUCK = "catching_up", "stuck"
 
 
 def sample(elapsed_s, status):
-    """What classify() needs of one read of FlowStatus: totals and per-partition target ends and lags."""
+    """What classify() needs of one read of FlowStatus: totals and per-partition target ends and lags. For MirrorMaker 1
+    (_mirror.mm1_status), whose producer spreads a source partition over the target's partitions, what reached the target
+    is what its group committed."""
     ends, lags = {}, {}
     for p in status["partitions"]:
         key = "%s-%d" % (p["topic"], p["partition"])
-        ends[key] = p.get("target_end_offset")
+        ends[key] = p["committed_offset"] if "committed_offset" in p else p.get("target_end_offset")
         lags[key] = p["lag"]
     return {"elapsed_s": float(elapsed_s), "lag_total": int(status["lag_total"]),
             "target_end_total": sum(end for end in ends.values() if end is not None), "target_ends": ends, "lags": lags}
@@ -44,7 +46,7 @@ def _duration(seconds):
 def classify(samples, unmet, max_lag):
     """{verdict, reason, copied_per_s, net_catch_up_per_s, lag_total, eta_s, eta, stalled} from the wait's samples (oldest first)
     and the last read's unmet conditions by kind (mm2_status.unmet_by_condition: heartbeats, offset_syncs, offset_syncs_backlog
-    (only partitions that still lag have no offset sync: part of the backlog), lag, remote_topics)."""
+    (only partitions that still lag have no offset sync: part of the backlog), lag, remote_topics, consumer_group)."""
     last = samples[-1] if samples else None
     result = {"verdict": STUCK, "reason": "", "copied_per_s": 0.0, "net_catch_up_per_s": 0.0,
               "lag_total": last["lag_total"] if last else None, "eta_s": None, "eta": None, "stalled": []}

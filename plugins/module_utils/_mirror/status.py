@@ -29,6 +29,8 @@ from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.topic_admin
 from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.topic_report import last_stable_offsets, partition_offsets
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.catch_up import CATCHING_UP, classify
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.catch_up import sample as catch_up_sample
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.flow_result import flow_result
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.mm1_status import MM1_CONDITIONS, Mm1FlowStatus
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.stale_state import SyncTrail, stale_state_findings
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.wait import CONDITIONS
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.flow_options import flow_names
@@ -208,6 +210,7 @@ class FlowStatus:
                 "remote_topic": remote.topic,
                 "partition": tp.partition,
                 "source_end_offset": source_end[tp],
+                "remote_topic_exists": exists,
                 "target_end_offset": target_end.get(remote) if exists else None,
                 "last_offset_sync": {"upstream": sync[0], "downstream": sync[1]} if sync else None,
                 "lag": partition_lag(source_begin[tp], source_end[tp], target_begin.get(remote, 0), target_end.get(remote, 0), sync,
@@ -229,26 +232,21 @@ class FlowStatus:
         def age(timestamp_ms):
             return None if timestamp_ms is None else round(max(0, now_ms - timestamp_ms) / 1000.0, 3)
 
-        lags = [p["lag"] for p in partitions]
-        return {
-            "flow": "%s->%s" % (self.source_alias, self.target_alias),
-            "partitions": partitions,
-            "topics": topics,
-            "lag_total": sum(lags),
-            "lag_max": max(lags) if lags else 0,
-            "heartbeats": {"emitted_age_s": age(self.emitted_heartbeat_ms), "replicated_age_s": age(self.replicated_heartbeat_ms)},
-            "checkpoints": checkpoints,
-            "offset_syncs_topic": self.syncs_topic,
-            "problems": problems,
-            "stale_state": stale_state_findings(self.filter, self.sync_trail, self.latest_checkpoints.values(), existing_source,
-                                                {(tp.topic, tp.partition): end for tp, end in target_end.items()}, self.version),
-        }
+        return flow_result(
+            self.source_alias, self.target_alias, partitions, topics,
+            heartbeats={"emitted_age_s": age(self.emitted_heartbeat_ms), "replicated_age_s": age(self.replicated_heartbeat_ms)},
+            checkpoints=checkpoints,
+            offset_syncs_topic=self.syncs_topic,
+            problems=problems,
+            stale_state=stale_state_findings(self.filter, self.sync_trail, self.latest_checkpoints.values(), existing_source,
+                                             {(tp.topic, tp.partition): end for tp, end in target_end.items()}, self.version),
+        )
 
 
 def unmet_by_condition(status, wait_for, max_lag, max_heartbeat_age_s):
     """What keeps the flow from being healthy, {kind: message} (empty when healthy). Kinds: heartbeats, offset_syncs (a
     partition without an offset sync that does not lag), offset_syncs_backlog (only partitions that still lag have none), lag,
-    remote_topics."""
+    remote_topics, consumer_group (MirrorMaker 1's group has no member)."""
     unmet = {}
     if "heartbeats" in wait_for:
         ages = [age for age in status["heartbeats"].values() if age is not None]
@@ -270,6 +268,10 @@ def unmet_by_condition(status, wait_for, max_lag, max_heartbeat_age_s):
     missing_remote = [p for p in status["problems"] if "does not exist" in p]
     if missing_remote and "lag" in wait_for:
         unmet["remote_topics"] = missing_remote[0] if len(missing_remote) == 1 else "%d remote topics do not exist yet" % len(missing_remote)
+    group = status.get("group")  # MirrorMaker 1's consumer group (_mirror.mm1_status): its only sign of life
+    if group is not None and not group["members"] and "lag" in wait_for:
+        unmet["consumer_group"] = "MirrorMaker 1's consumer group %s has no member on the source (state %s): MirrorMaker 1 is not consuming" % (
+            group["id"], group["state"] or "unknown")
     return unmet
 
 
@@ -334,6 +336,14 @@ def flow_options(params):
     for name in ("timeout", "poll_interval"):
         if params[name] <= 0:
             errors.append("%s must be > 0, got %d" % (name, params[name]))
+    if params.get("mirrormaker1_group") is not None:
+        if not params["mirrormaker1_group"].strip():
+            errors.append("mirrormaker1_group must name MirrorMaker 1's consumer group, got an empty string")
+        if params["replication_policy"] != "identity":
+            errors.append("mirrormaker1_group is MirrorMaker 1's flow, which keeps topic names: set replication_policy to identity")
+        unknown = sorted(set(params["wait_for"] or []) - set(MM1_CONDITIONS)) if params["wait"] else []
+        if unknown:
+            errors.append("wait_for %s: MirrorMaker 1 writes no heartbeats or offset syncs; wait for %s only" % (", ".join(unknown), ", ".join(MM1_CONDITIONS)))
     mirror_filter = None
     if flow.names is not None:
         try:
@@ -350,16 +360,20 @@ def run_status(params, connection_factory):
 
     params["source"] is validated by the module's argument spec (nested options, secrets no_log) like the target's options."""
     flow = flow_options(params)
-    wait_for = params["wait_for"] if params["wait"] else []
+    conditions = CONDITIONS if params.get("mirrormaker1_group") is None else MM1_CONDITIONS
+    wait_for = (params["wait_for"] or list(conditions)) if params["wait"] else []
     samples = []
     with connection_factory(params["source"]) as source, connection_factory(params) as target:
-        read = FlowStatus(source, target, flow).read
+        if params.get("mirrormaker1_group") is None:
+            read = FlowStatus(source, target, flow).read
+        else:
+            read = Mm1FlowStatus(source, target, flow, params["mirrormaker1_group"]).read
         if params["wait"]:
             status, unmet, progress = wait_until_healthy(read, wait_for, params["max_lag"], params["max_heartbeat_age"],
                                                          params["timeout"], params["poll_interval"], samples=samples)
         else:
             status = read()
-            unmet = unmet_conditions(status, CONDITIONS, params["max_lag"], params["max_heartbeat_age"])
+            unmet = unmet_conditions(status, conditions, params["max_lag"], params["max_heartbeat_age"])
             progress = []
     result = dict(status, healthy=not unmet, unmet=unmet, progress=progress, catch_up=None)
     if params["wait"] and unmet:
@@ -367,7 +381,7 @@ def run_status(params, connection_factory):
         result["catch_up"] = catch_up
         if catch_up["verdict"] == CATCHING_UP and params.get("accept_catching_up"):
             return result
-        raise MirrorStatusError("flow %s not healthy after %d s: %s. %s: %s. Check the MirrorMaker 2 service and its log on this host."
+        raise MirrorStatusError("flow %s not healthy after %d s: %s. %s: %s. Check the MirrorMaker service and its log on this host."
                                 % (status["flow"], params["timeout"], "; ".join(unmet),
                                    "Replicating" if catch_up["verdict"] == CATCHING_UP else "Stuck", catch_up["reason"]), result)
     return result

@@ -4,7 +4,6 @@
 node, and an independent read-back through plain kafka-python on that node."""
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 
@@ -19,25 +18,6 @@ def provider_state(request, sandbox_apache, mirror_host_ready, source_names_sync
     mirror_host_ready(sandbox_apache)  # the role tests' plays run the modules on the MirrorMaker host
     source_names_synced(sandbox_apache)
     return sandbox_apache
-
-
-@pytest.fixture(scope="session")
-def source_names_synced():
-    """`source_names_synced(state)`: mirror.yml's hosts_sync stage, once per sandbox, so that the secondary's nodes resolve the
-    primary's advertised FQDNs, as they do in a real mirror before kafka_topics copies from the source. Real brokers
-    advertise FQDNs (HDInsight's stock setting)."""
-    from tests.support.ansible_play import run_playbook
-    from tests.support.checkout import REPO
-
-    synced = set()
-
-    def sync(state: dict) -> None:
-        if state["dir"] not in synced:
-            play = run_playbook(REPO / "playbooks" / "mirror.yml", inventory=Path(state["dir"]) / "inventory.yml", tags="hosts_sync")
-            assert not play.failed, play.stdout[-3000:]
-            synced.add(state["dir"])
-
-    return sync
 
 
 @pytest.fixture

@@ -55,18 +55,71 @@ def test_systemd_unit_uses_only_what_systemd_237_knows():
     assert "append:" not in unit and "file:" not in unit.split("[Service]")[1].split("Environment")[0]
 
 
-@pytest.mark.skipif(not shutil.which("systemd-analyze"), reason="systemd-analyze is not installed")
-def test_systemd_unit_passes_the_current_systemd(tmp_path):
-    script = tmp_path / "bin" / "connect-mirror-maker.sh"
+def systemd_verify(tmp_path, script_name, *args):
+    """`systemd-analyze verify` of the unit rendered for `script_name` (an executable stand-in) with `args`: what it says
+    of the unit, and whether it passed."""
+    script = tmp_path / "bin" / script_name
     script.parent.mkdir()
     script.write_text("#!/bin/sh\nexit 0\n")
     script.chmod(0o755)
     unit = tmp_path / "kafka-mirrormaker2.service"
     unit.write_text(render("mirrormaker2.service.j2", mirrormaker2_user="root", mirrormaker2_config_dir=str(tmp_path),
-                           _mirrormaker2_command=[str(script), str(tmp_path / "x.properties")]))
+                           _mirrormaker2_command=[str(script), *args]))
     verify = subprocess.run(["systemd-analyze", "verify", str(unit)], capture_output=True, text=True, check=False)
-    problems = [line for line in verify.stderr.splitlines() if str(unit) in line or "kafka-mirrormaker2" in line]
-    assert verify.returncode == 0 and not problems, verify.stderr
+    problems = [line for line in verify.stderr.splitlines() if str(unit) in line or "kafka-mirrormaker2" in line or "escape" in line]
+    return verify.returncode == 0 and not problems, verify.stderr
+
+
+@pytest.mark.skipif(not shutil.which("systemd-analyze"), reason="systemd-analyze is not installed")
+def test_systemd_unit_passes_the_current_systemd(tmp_path):
+    passed, said = systemd_verify(tmp_path, "connect-mirror-maker.sh", str(tmp_path / "x.properties"))
+    assert passed, said
+
+
+MM1_INCLUDE = r"(?!(?:__.*|.*[-.]internal)(?!.))(?:(?:orders\..*)|(?:pay$))"
+
+
+def systemd_words(exec_start):
+    """ExecStart's words as systemd.service(5) says it reads them: quoted words, C escapes (\\\\ is one backslash), `$$` one
+    dollar and `%%` one percent sign (specifiers); an unknown escape or a lone `$`/`%` is a failure here."""
+    words, word, quote, i = [], None, None, 0
+    while i < len(exec_start):
+        char = exec_start[i]
+        if quote is None and char == " ":
+            if word is not None:
+                words.append(word)
+            word, i = None, i + 1
+            continue
+        word = word or ""
+        if quote is None and char in "'\"":
+            quote, i = char, i + 1
+        elif char == quote:
+            quote, i = None, i + 1
+        elif char == "\\":
+            nxt = exec_start[i + 1]
+            assert nxt in "\\'\"", f"unknown escape \\{nxt} in {exec_start!r}"
+            word, i = word + nxt, i + 2
+        elif char in "$%":
+            assert exec_start[i + 1] == char, f"a lone {char} in {exec_start!r}"
+            word, i = word + char, i + 2
+        else:
+            word, i = word + char, i + 1
+    if word is not None:
+        words.append(word)
+    return words
+
+
+def test_systemd_command_line_keeps_a_mirrormaker_1_include_list_intact():
+    command = ["/opt/kafka/bin/kafka-mirror-maker.sh", "--whitelist", MM1_INCLUDE, "--num.streams", "2"]
+    unit = render("mirrormaker2.service.j2", _mirrormaker2_command=command)
+    (exec_start,) = [value for name, value in directives(unit) if name == "ExecStart"]
+    assert systemd_words(exec_start) == command
+
+
+@pytest.mark.skipif(not shutil.which("systemd-analyze"), reason="systemd-analyze is not installed")
+def test_systemd_accepts_a_mirrormaker_1_include_list(tmp_path):
+    passed, said = systemd_verify(tmp_path, "kafka-mirror-maker.sh", "--whitelist", MM1_INCLUDE)
+    assert passed, said
 
 
 def test_log4j_1_rolls_the_file_with_the_role_variables():

@@ -38,7 +38,7 @@ def test_invalid_model_fails_like_mm2_config():
 def test_pickup_reads_loop_results_and_skips_skipped_listings():
     statuses = [{"flow": "primary->secondary", "partitions": [
         {"topic": "orders", "remote_topic": "primary.orders", "partition": 0, "has_records": True, "last_offset_sync": None,
-         "target_end_offset": 0}]}]
+         "remote_topic_exists": True, "target_end_offset": 0}]}]
     listings = [{"item": {"source": "primary", "target": "secondary"}, "topics": {"primary.orders": {}, "primary.gone": {}}},
                 {"item": {"source": "secondary", "target": "primary"}, "skipped": True}]
     result = pickup_plugin.mm2_pickup(statuses, listings, {}, config_plugin.mm2_health_wait(MODEL, 300, 60))

@@ -1,6 +1,8 @@
 # Copyright: kafkaops.mirror contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The mirrormaker2 model -> MirrorMaker properties: rendering, validation, version gates."""
+import re
+
 import pytest
 
 from ansible_collections.kafkaops.mirror.plugins.plugin_utils.mm2_config import (
@@ -208,22 +210,50 @@ def test_mm1_engine_for_old_clusters():
     config = build_config(model(engine="mm1", kafka_version="2.3", mm1_num_streams=4))
     assert config.files[MM1_CONSUMER_FILE]["bootstrap.servers"] == "127.0.1.10:9092"
     assert config.files[MM1_CONSUMER_FILE]["group.id"] == "mirrormaker1"
+    # New source topics are subscribed at the flow's topic refresh (60 s by default), not the consumer's default 5 minutes.
+    assert config.files[MM1_CONSUMER_FILE]["metadata.max.age.ms"] == 60000
     assert config.files[MM1_PRODUCER_FILE]["bootstrap.servers"] == "127.0.2.10:9092,127.0.2.11:9092"
-    assert config.command_args == ["--whitelist", "(orders.*)|(payments)", "--num.streams", "4"]
+    assert config.command_args[2:] == ["--num.streams", "4", "--offset.commit.interval.ms", "10000"]
+
+
+def mm1_included(config, topics):
+    """The topics MirrorMaker 1 mirrors under the rendered --whitelist (Pattern.matches: the whole name; Python's re has the
+    same lookahead and group syntax)."""
+    assert config.command_args[0] == "--whitelist"
+    return [topic for topic in topics if re.fullmatch(config.command_args[1], topic)]
+
+
+TOPICS = ["orders", "orders-eu", "payments", "payments-eu", "ops.internal", "orders-eu.replica", "__consumer_offsets", ".hidden"]
 
 
 @pytest.mark.parametrize("topics", [["orders.*", "payments"], ["orders.*, payments"], "orders.*,payments", ["orders.*  ,payments", " "]])
 def test_mm1_whitelist_splits_patterns_with_the_one_comma_rule(topics):
-    """_mm2.patterns' rule (ConfigDef LIST, blanks around commas ignored): `a, b` is `(a)|(b)`, never `(a)|( b)`."""
+    """_mm2.patterns' rule (ConfigDef LIST, blanks around commas ignored): `a, b` is two patterns, never `a` and ` b`. Internal
+    topics and MirrorMaker 2's default exclusions stay out, as they do of what the health read counts."""
     flows = [{"source": "primary", "target": "secondary", "topics": topics}]
     config = build_config(model(engine="mm1", kafka_version="2.3", flows=flows))
-    assert config.command_args[:2] == ["--whitelist", "(orders.*)|(payments)"]
+    assert mm1_included(config, TOPICS) == ["orders", "orders-eu", "payments"]
+    assert " " not in config.command_args[1] and "," not in config.command_args[1]  # TopicFilter rewrites both
+
+
+def test_mm1_whitelist_leaves_out_topics_exclude():
+    flows = [{"source": "primary", "target": "secondary", "topics": [".*"], "topics_exclude": ["orders-.*", "pay.*-eu"]}]
+    config = build_config(model(engine="mm1", kafka_version="2.3", flows=flows))
+    # topics_exclude replaces MirrorMaker 2's default list; internal topics stay out regardless.
+    assert mm1_included(config, TOPICS) == ["orders", "payments"]
+    assert "$" not in config.command_args[1] and "\\" not in config.command_args[1]
+
+
+def test_mm1_refuses_white_space_in_a_pattern():
+    flows = [{"source": "primary", "target": "secondary", "topics": ["orders [a-z]+"]}]
+    assert "has white space, which MirrorMaker 1 removes from its include list" in errors_of(engine="mm1", kafka_version="2.3", flows=flows)
 
 
 def test_mm1_needs_one_flow_and_pre_4():
     two = [{"source": "primary", "target": "secondary"}, {"source": "secondary", "target": "primary"}]
     assert "exactly one enabled flow" in errors_of(engine="mm1", kafka_version="2.3", flows=two)
-    assert "removed in Kafka 4.0" in errors_of(engine="mm1", kafka_version="4.0")
+    assert "removed in Kafka 4.0; run it from a Kafka home of 3.9 or older, or use engine mm2 with replication_policy identity" in errors_of(
+        engine="mm1", kafka_version="4.0")
 
 
 def test_mm2_needs_2_4():

@@ -10,7 +10,8 @@ FLOWS = {"primary->secondary"}  # the flows that write offset syncs
 
 def partition(topic, number=0, records=True, sync=True, remote_exists=True):
     return {"topic": topic, "remote_topic": "primary." + topic, "partition": number, "has_records": records,
-            "last_offset_sync": SYNC if sync else None, "target_end_offset": 10 if remote_exists else None}
+            "last_offset_sync": SYNC if sync else None, "remote_topic_exists": remote_exists,
+            "target_end_offset": 10 if remote_exists else None}
 
 
 def status(*partitions):
