@@ -96,6 +96,9 @@ options:
     description:
       - Another cluster whose topics the target topics should match (partition counts and per-topic config overrides).
       - Explicit O(topics) entries take precedence over copied ones with the same target name.
+      - A target topic that already has more partitions than its source (made by hand, or by MirrorMaker 1 through the target's
+        auto-create with the broker's C(num.partitions)) is left as it is with a warning, where an explicit entry asking for
+        fewer partitions than a topic has is an error.
       - Never copied - Kafka's internal topics (C(__*)), MirrorMaker 2's own (C(mm2-*), checkpoints and heartbeats topics) and
         the topics MirrorMaker 2 of O(copy_from.mirrormaker_version) treats as internal and never replicates - before Kafka 4.0
         every C(*.internal) and C(*-internal) topic. From 4.0 (KIP-1074) MirrorMaker 2 replicates such a user topic

@@ -151,6 +151,7 @@ def copied_entries(source_topics, source_overrides, rules, target_live_brokers):
                 partitions=topic["partitions"],
                 replication_factor=rules.get("replication_factor") or min(topic["replication_factor"], target_live_brokers),
                 configs=configs,
+                keep_more_partitions=True,
             )
         )
     return entries

@@ -196,7 +196,15 @@ def _plan_present(plan, entry, label, existing, live_brokers, broker_defaults):
         plan.creates[name] = dict(partitions=partitions, replication_factor=replication_factor, configs=configs)
         plan.changes[name] = dict(action="create", before=None, after=dict(plan.creates[name]))
         return
-    if partitions is not None and partitions < existing["partitions"]:
+    if partitions is not None and partitions < existing["partitions"] and entry.get("keep_more_partitions"):
+        # A copy of a source topic whose target has more partitions: made by hand, or by MirrorMaker 1 through the target's
+        # auto-create (the broker's num.partitions) before this run. Both MirrorMakers write into it as it is.
+        plan.warnings.append(
+            f"{label}: has {existing['partitions']} partitions, more than the {partitions} of its source; left as it is (Kafka cannot "
+            f"remove partitions): MirrorMaker 1 spreads the records over them by key, MirrorMaker 2 leaves the extra ones empty"
+        )
+        partitions = None
+    elif partitions is not None and partitions < existing["partitions"]:
         plan.errors.append(
             f"{label}: has {existing['partitions']} partitions and Kafka cannot remove partitions; ask for {existing['partitions']} or more "
             f"(or delete and recreate the topic)"

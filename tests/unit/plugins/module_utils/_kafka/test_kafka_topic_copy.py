@@ -108,7 +108,7 @@ def test_entries_copy_partitions_overrides_and_cap_the_replication_factor():
     assert sorted(by_name) == ["primary.orders", "primary.orders-tmp", "primary.payments"]
     assert by_name["primary.orders"] == {
         "label": "copy_from topic 'orders'", "name": "primary.orders", "state": "present",
-        "partitions": 8, "replication_factor": 2, "configs": {"retention.ms": "1000"},
+        "partitions": 8, "replication_factor": 2, "configs": {"retention.ms": "1000"}, "keep_more_partitions": True,
     }
     assert by_name["primary.payments"]["replication_factor"] == 1
 

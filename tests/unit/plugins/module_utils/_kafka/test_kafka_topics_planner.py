@@ -107,6 +107,17 @@ def test_replication_factor_change_is_reported_not_planned():
     assert "not changed" in plan.warnings[0] and "reassignment" in plan.warnings[0]
 
 
+def test_a_copy_leaves_a_target_with_more_partitions_as_it_is_and_says_so():
+    """copy_from's entries: the target made with more partitions (by hand, or by MirrorMaker 1 through auto-create) is no
+    error, where an explicit entry asking for fewer is; its configs are still aligned."""
+    copy = entry(label="copy_from topic 'orders'", partitions=2, configs={"retention.ms": 1000}, keep_more_partitions=True)
+    plan = plan_for(copy)
+    assert plan.errors == [] and plan.partition_increases == {} and plan.config_updates == {"orders": {"retention.ms": "1000"}}
+    assert plan.warnings == ["copy_from topic 'orders' ('orders'): has 4 partitions, more than the 2 of its source; left as it is (Kafka cannot "
+                             "remove partitions): MirrorMaker 1 spreads the records over them by key, MirrorMaker 2 leaves the extra ones empty"]
+    assert plan_for(entry(partitions=2)).errors != []
+
+
 def test_changes_and_diff_show_only_what_changes():
     plan = plan_for(entry(partitions=6, configs={"retention.ms": 1000, "cleanup.policy": "delete"}), entry("gone", state="absent"),
                     current=dict(EXISTING, gone={"partitions": 2, "replication_factor": 1, "configs": {}}))
