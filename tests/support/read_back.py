@@ -59,12 +59,8 @@ def main(bootstrap, command, *args):
         producer.close()
         return {"produced": int(args[1]) * int(args[2])}
     if command == "records":
-        consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, group_id=None, request_timeout_ms=10000)
-        try:
-            return {"records": {partition: [[r.key.decode(), r.value.decode()] for r in records]
-                                for partition, records in read_records(consumer, args[0], 120).items()}}
-        finally:
-            consumer.close()
+        return {"records": {partition: [[r.key.decode(), r.value.decode()] for r in records]
+                            for partition, records in read_topic(bootstrap, args[0]).items()}}
     if command == "commit":
         group, topic, partition, offset = args[0], args[1], int(args[2]), int(args[3])
         consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False, request_timeout_ms=30000)
@@ -125,9 +121,14 @@ def produce_keyed(bootstrap, topic, partitions, per_partition):
 
 
 def read_keys(bootstrap, topic):
+    return {partition: [r.key.decode() for r in records] for partition, records in read_topic(bootstrap, topic).items()}
+
+
+def read_topic(bootstrap, topic):
+    """read_records of the whole `topic` through a consumer of its own, closed after."""
     consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, group_id=None, request_timeout_ms=10000)
     try:
-        return {partition: [r.key.decode() for r in records] for partition, records in read_records(consumer, topic, 120).items()}
+        return read_records(consumer, topic, 120)
     finally:
         consumer.close()
 

@@ -64,31 +64,34 @@ def config_dir(lab) -> Path:
 
 def assert_mirrored(lab, topic: str, timeout: float = 120) -> dict:
     """Every record of the source's `topic` is on the target's topic of the same name, each key's values in the source's
-    order; returns the target's records by partition."""
+    order; returns the source's records by partition."""
     source = lab.client("primary", "records", topic)["records"]
-    by_key = {}
-    for records in source.values():
-        for key, value in records:
-            by_key.setdefault(key, []).append(value)
+    expected = Counter(tuple(record) for records in source.values() for record in records)
     deadline = time.monotonic() + timeout
     while True:
         target = lab.client("secondary", "records", topic)["records"]
-        copied = [tuple(record) for records in target.values() for record in records]
-        if Counter(copied) == Counter(tuple(r) for records in source.values() for r in records) or time.monotonic() > deadline:
+        copied = Counter(tuple(record) for records in target.values() for record in records)
+        if copied == expected or time.monotonic() > deadline:
             break
         time.sleep(3)
-    assert Counter(copied) == Counter(tuple(r) for records in source.values() for r in records), (len(copied), sum(map(len, source.values())))
-    copied_by_key = {}
-    for records in target.values():
+    assert copied == expected, (sum(copied.values()), sum(expected.values()))
+    assert values_by_key(target) == values_by_key(source), "a key's records are out of the source's order on the target"
+    return source
+
+
+def values_by_key(records_by_partition: dict) -> dict:
+    """{key: [value, ...]} in each partition's order (a key's records are in one partition on either side)."""
+    by_key = {}
+    for records in records_by_partition.values():
         for key, value in records:
-            copied_by_key.setdefault(key, []).append(value)
-    assert copied_by_key == by_key, "a key's records are out of the source's order on the target"
-    return target
+            by_key.setdefault(key, []).append(value)
+    return by_key
 
 
-def assert_committed_to_the_end(lab, topic: str, timeout: float = 60) -> None:
-    """MirrorMaker 1's group on the primary has committed every partition of `topic` up to its end (read_back's `group`)."""
-    ends = {p: len(records) for p, records in lab.client("primary", "records", topic)["records"].items()}
+def assert_committed_to_the_end(lab, topic: str, source: dict, timeout: float = 60) -> None:
+    """MirrorMaker 1's group on the primary has committed every partition of `topic` up to its end (read_back's `group`);
+    `source`: the topic's records by partition, as assert_mirrored read them (offsets from 0, no gaps on a fresh topic)."""
+    ends = {p: len(records) for p, records in source.items()}
     deadline = time.monotonic() + timeout
     while True:
         offsets = lab.client("primary", "group", GROUP)["offsets"]
@@ -125,8 +128,7 @@ def test_mirrormaker_1_deploys_mirrors_and_goes(lab):
     assert status["healthy"] and status["group"]["members"] == 2 and status["lag_total"] == 0, status
     # The target topic was created under the source's name, with its partitions, before MirrorMaker 1 wrote to it.
     assert lab.client("secondary", "topics")["topics"][ORDERS] == {"partitions": 3, "replication_factor": 3}
-    assert_mirrored(lab, ORDERS)
-    assert_committed_to_the_end(lab, ORDERS)
+    assert_committed_to_the_end(lab, ORDERS, assert_mirrored(lab, ORDERS))
 
     again = lab.play(MIRROR, tags=STAGES, **MM1)
     assert not again.failed and again.changed_count == 0, again.stdout[-3000:]
