@@ -48,13 +48,14 @@ YARN = {"mirror_validation_spark_master": "yarn", "mirror_validation_spark_queue
         "mirror_validation_executor_python": EXECUTOR_PYTHON,
         "mirror_validation_spark_conf": {"spark.executor.instances": 4, "spark.yarn.tags": TAGS}}
 # host: its settings; the UI of a local job is off unless the settings turn it on
+# Each host runs the whole role (a few seconds of CPU each), so one host carries cases that do not collide: "tuned" sets two
+# of the job's options as well as the web UI.
 LOCAL = {"local": {"mirror_validation_spark_master": "local[*]"},
-         "tuned": {"mirror_validation_spark_master": "local[*]", "mirror_validation_catch_up_timeout": 60,
-                   "mirror_validation_client": "kafka-python"},
-         "local-with-ui": {"mirror_validation_spark_master": "local[2]", "mirror_validation_spark_conf": {"spark.ui.enabled": "true"}}}
+         "tuned": {"mirror_validation_spark_master": "local[2]", "mirror_validation_spark_conf": {"spark.ui.enabled": "true"},
+                   "mirror_validation_catch_up_timeout": 60, "mirror_validation_client": "kafka-python"}}
 # host: (its settings, the release the job must get, the internal_topic_separator it gets)
 RELEASES = {
-    "detected": ({}, "2.4.1", True),
+    "local": (LOCAL["local"], "2.4.1", True),  # no release set: detected
     "release-set": ({"mirror_validation_mirrormaker_version": "3.9"}, "3.9", True),
     "mirrormaker2-settings": ({"mirrormaker2_kafka_version": "3.5.2",
                                "mirrormaker2_properties": {"replication.policy.internal.topic.separator.enabled": "false"}}, "3.5.2", False),
@@ -152,7 +153,7 @@ def test_refused_spark_settings_fail_before_anything_is_copied_or_run(role_run, 
     assert not work[host].exists()
 
 
-@pytest.mark.parametrize("host, conf", [("local", ["spark.ui.enabled=false"]), ("local-with-ui", ["spark.ui.enabled=true"])])
+@pytest.mark.parametrize("host, conf", [("local", ["spark.ui.enabled=false"]), ("tuned", ["spark.ui.enabled=true"])])
 def test_a_local_job_starts_without_its_web_ui_unless_asked(role_run, host, conf):
     play, work = role_run
     assert play.stats[host]["failures"] == 0, play.stdout[-3000:]
