@@ -7,7 +7,9 @@ HDInsight's replication factor 3 and min.insync.replicas 2; MirrorMaker 2 of 3.2
 0. preflight.yml against the real replication settings (three brokers, min.insync.replicas 2 read from the brokers).
 1. mirror.yml end to end: the remote topics, their records and their replication factor read back independently, and the
    MirrorMaker that runs is Apache's (its Java process, found on this machine by its main class and properties file).
-   Its defaults restart no broker of either cluster (Ambari's restart log, the brokers' PIDs).
+   Its defaults restart no broker of either cluster (Ambari's restart log, the brokers' PIDs). It deploys MirrorMaker with
+   its metrics for Prometheus (mirrormaker2_metrics_*: a missing agent refused and check mode previewed before), which a
+   scrape then reads: one MirrorMaker start for both.
 2. failover.yml, preview then for real: the group's position on the target never skips a record it had not consumed.
 3. A rolling restart through Ambari (IP advertising on the source, auto-create on the target, as mirror.yml does when
    asked) under an acks=all producer: check mode first names the brokers it would restart and why, and restarts none;
@@ -53,6 +55,9 @@ PLAN = mirror_plan("rk", health_timeout=240)
 VALIDATION_REPORT = "kafkaops.mirror.mirror_validation : Keep the report as a fact"
 APPLY_TASK = "kafkaops.mirror.failover : Translate the groups' offsets and commit them on the target"
 SAY_RESTART = "kafkaops.mirror.ambari_kafka : Say which Kafka brokers restart and why"
+METRICS_TOPIC, METRICS_RECORDS, METRICS_PORT = "rk-metrics", 60, 9404
+METRICS_RULES = Path("/etc/kafka-mirrormaker2/metrics.yml")
+CHECK_METRICS = "kafkaops.mirror.mirrormaker2 : Check the metrics options"
 
 
 def _without(brokers: list, broker_id: int) -> None:
@@ -78,9 +83,16 @@ def lab(sandbox_apache, mirror_host_ready):
     mirror_host_ready(sandbox_apache)
     lab.client("primary", "create", ORDERS, PARTITIONS, 3)
     lab.produce_keyed(ORDERS, PARTITIONS, PER_PARTITION)
+    lab.client("primary", "create", METRICS_TOPIC, 1, 3)  # before MirrorMaker's first start: it lists the topic as it starts
     for partition, offset in CONSUMED.items():
         lab.client("primary", "commit", GROUP, ORDERS, partition, offset)
     return lab
+
+
+def metrics_options(lab) -> dict:
+    """mirrormaker2_metrics_* for the lab's MirrorMaker node: the runbook migration deploys MirrorMaker with them."""
+    return {"mirrormaker2_metrics_port": METRICS_PORT, "mirrormaker2_metrics_bind_address": lab.mirrormaker_node()["ip"],
+            "mirrormaker2_metrics_agent_jar": str(metrics_agent.ensure_agent())}
 
 
 def broker_pids(lab) -> dict:
@@ -104,9 +116,30 @@ def test_preflight_reads_the_real_replication_settings(lab):
     assert play.changed_count == 0 and restart_ids(lab) == restarts and broker_pids(lab) == pids
 
 
+def test_mirrormaker_metrics_refused_and_previewed_before_the_first_deploy(lab):
+    """mirrormaker2_metrics_port on real MirrorMaker 2 of 3.2.0, before anything is deployed: a missing agent jar fails before
+    any change, and check mode changes nothing and shows the agent in the program's diff. The runbook migration below then
+    deploys MirrorMaker with the agent (one start instead of a deploy and a restart for it); test_mirrormaker_metrics_for_
+    prometheus reads what it exports."""
+    node, options = lab.mirrormaker_node(), metrics_options(lab)
+    rules = lab.mirrormaker_node_root() / str(METRICS_RULES).lstrip("/")
+    # On a fresh lab nothing runs yet; after another file of the lab, its MirrorMaker (without the agent) must stay as it is.
+    before = [pid for pid, _argv in lab.mirrormakers()]
+    assert not rules.exists()
+
+    bad = lab.play(MIRROR, tags="mirrormaker2", **dict(options, mirrormaker2_metrics_agent_jar=options["mirrormaker2_metrics_agent_jar"] + ".missing"))
+    assert bad.failed and "is not a file there" in bad.task(CHECK_METRICS)["msg"], bad.stdout[-3000:]
+    assert [pid for pid, _argv in lab.mirrormakers()] == before and not rules.exists(), "bad input changed MirrorMaker"
+
+    check = lab.play(MIRROR, check=True, tags="mirrormaker2", **options)
+    assert not check.failed and check.changed_count > 0, check.stdout[-3000:]
+    assert f"-javaagent:/etc/kafka-mirrormaker2/jmx_prometheus_javaagent.jar={node['ip']}:{METRICS_PORT}:{METRICS_RULES}" in check.stdout
+    assert [pid for pid, _argv in lab.mirrormakers()] == before and not rules.exists(), "check mode changed MirrorMaker"
+
+
 def test_runbook_migration_on_real_kafka(lab):
     pids, restarts = broker_pids(lab), restart_ids(lab)
-    play = lab.play(MIRROR)
+    play = lab.play(MIRROR, **metrics_options(lab))  # with MirrorMaker's metrics (test_mirrormaker_metrics_for_prometheus)
     assert not play.failed, play.stdout[-5000:]
     # The defaults restart nothing (issue 27 item 5): no IP advertising, no auto-create on the target. Read back as Ambari's
     # restart log (a fresh GET) and the brokers' PIDs.
@@ -137,38 +170,15 @@ def test_mirrormaker_runs_on_the_nodes_java_8(lab):
     assert exe.endswith(java_home + "/bin/java") and version.startswith("1.8.0_"), (exe, version)
 
 
-METRICS_TOPIC, METRICS_RECORDS, METRICS_PORT = "rk-metrics", 60, 9404
-METRICS_RULES = Path("/etc/kafka-mirrormaker2/metrics.yml")
-CHECK_METRICS = "kafkaops.mirror.mirrormaker2 : Check the metrics options"
-
-
 def test_mirrormaker_metrics_for_prometheus(lab):
-    """mirrormaker2_metrics_port on real MirrorMaker 2 of 3.2.0 running on Java 8: bad input fails before any change, check
-    mode changes nothing and shows the agent in the program's diff, the real run restarts MirrorMaker with the agent, and a
+    """The MirrorMaker the runbook migration deployed with mirrormaker2_metrics_port (on Java 8): it runs with the agent, a
     scrape of the endpoint by the tests' own reader (tests/support/prometheus_text.py) finds the records this test produced
     counted for their partition, the same number an independent consumer finds on the target, and the connectors running;
-    the second run changes nothing."""
-    node = lab.mirrormaker_node()
-    agent = str(metrics_agent.ensure_agent())
-    options = {"mirrormaker2_metrics_port": METRICS_PORT, "mirrormaker2_metrics_bind_address": node["ip"],
-               "mirrormaker2_metrics_agent_jar": agent}
-    rules = lab.mirrormaker_node_root() / str(METRICS_RULES).lstrip("/")
-    (before,) = [pid for pid, _argv in lab.mirrormakers()]
-
-    bad = lab.play(MIRROR, tags="mirrormaker2", **dict(options, mirrormaker2_metrics_agent_jar=agent + ".missing"))
-    assert bad.failed and "is not a file there" in bad.task(CHECK_METRICS)["msg"], bad.stdout[-3000:]
-    assert [pid for pid, _argv in lab.mirrormakers()] == [before] and not rules.exists(), "bad input changed MirrorMaker"
-
-    check = lab.play(MIRROR, check=True, tags="mirrormaker2", **options)
-    assert not check.failed and check.changed_count > 0, check.stdout[-3000:]
-    assert f"-javaagent:/etc/kafka-mirrormaker2/jmx_prometheus_javaagent.jar={node['ip']}:{METRICS_PORT}:{METRICS_RULES}" in check.stdout
-    assert [pid for pid, _argv in lab.mirrormakers()] == [before] and not rules.exists(), "check mode changed MirrorMaker"
-
-    lab.client("primary", "create", METRICS_TOPIC, 1, 3)  # before the restart: MirrorMaker lists it as it starts
-    run = lab.play(MIRROR, tags="mirrormaker2", **options)
-    assert not run.failed, run.stdout[-5000:]
-    (after, argv), = lab.mirrormakers()
-    assert after != before and any(arg.startswith("-javaagent:") and arg.endswith(f":{METRICS_PORT}:{METRICS_RULES}") for arg in argv), argv
+    a second run with the same options changes nothing and keeps the process."""
+    node, options = lab.mirrormaker_node(), metrics_options(lab)
+    (running, argv), = lab.mirrormakers()
+    assert any(arg.startswith("-javaagent:") and arg.endswith(f":{METRICS_PORT}:{METRICS_RULES}") for arg in argv), argv
+    assert (lab.mirrormaker_node_root() / str(METRICS_RULES).lstrip("/")).is_file()
     lab.client("primary", "produce", METRICS_TOPIC, METRICS_RECORDS)
 
     url = f"http://{node['ip']}:{METRICS_PORT}/metrics"
@@ -186,14 +196,14 @@ def test_mirrormaker_metrics_for_prometheus(lab):
     for name in ("kafka_mirrormaker2_source_replication_latency_ms_max", "kafka_mirrormaker2_source_record_age_ms_avg",
                  "kafka_mirrormaker2_source_byte_count"):
         assert prometheus_text.values(samples, name, topic=f"primary.{METRICS_TOPIC}", partition="0", target="secondary"), name
-    running = {labels["connector"] for name, labels, value in samples
-               if name == "kafka_mirrormaker2_connector_status" and labels.get("status") == "running" and value == 1}
-    assert {"MirrorSourceConnector", "MirrorHeartbeatConnector"} <= running, running
+    connectors = {labels["connector"] for name, labels, value in samples
+                  if name == "kafka_mirrormaker2_connector_status" and labels.get("status") == "running" and value == 1}
+    assert {"MirrorSourceConnector", "MirrorHeartbeatConnector"} <= connectors, connectors
     print("METRICS", sorted({name for name, _labels, _value in samples if name.startswith("kafka_mirrormaker2_")}))
 
     again = lab.play(MIRROR, tags="mirrormaker2", **options)
     assert not again.failed and again.changed_count == 0, again.stdout[-3000:]
-    assert [pid for pid, _argv in lab.mirrormakers()] == [after]
+    assert [pid for pid, _argv in lab.mirrormakers()] == [running]
 
 
 def test_failover_preview_then_apply_never_skips_a_record(lab):
