@@ -78,6 +78,7 @@ def main(argv=None) -> int:
         print(f"{row['release']:8} {row['jvms']:4d} {row['up_seconds']:6.1f} {row['start_cpu_seconds']:11.1f} {row['resident_mb']:7d} "
               f"{row['idle_percent_of_a_core']:10.1f} {row['load_average']:5.1f}")
     results = Path(__file__).resolve().parent / "results" / f"lab-footprint-{time.strftime('%Y%m%dT%H%M%S')}.json"
+    results.parent.mkdir(parents=True, exist_ok=True)  # git keeps no empty folder: a fresh clone has none
     results.write_text(json.dumps(rows, indent=2) + "\n")
     print(f"written to {results}")
     return 0
