@@ -196,7 +196,13 @@ def _plan_present(plan, entry, label, existing, live_brokers, broker_defaults):
         plan.creates[name] = dict(partitions=partitions, replication_factor=replication_factor, configs=configs)
         plan.changes[name] = dict(action="create", before=None, after=dict(plan.creates[name]))
         return
-    if partitions is not None and partitions < existing["partitions"] and entry.get("keep_more_partitions"):
+    if partitions is not None and partitions < existing["partitions"]:
+        if not entry.get("keep_more_partitions"):
+            plan.errors.append(
+                f"{label}: has {existing['partitions']} partitions and Kafka cannot remove partitions; ask for {existing['partitions']} or more "
+                f"(or delete and recreate the topic)"
+            )
+            return
         # A copy of a source topic whose target has more partitions: made by hand, or by MirrorMaker 1 through the target's
         # auto-create (the broker's num.partitions) before this run. Both MirrorMakers write into it as it is.
         plan.warnings.append(
@@ -204,12 +210,6 @@ def _plan_present(plan, entry, label, existing, live_brokers, broker_defaults):
             f"remove partitions): MirrorMaker 1 spreads the records over them by key, MirrorMaker 2 leaves the extra ones empty"
         )
         partitions = None
-    elif partitions is not None and partitions < existing["partitions"]:
-        plan.errors.append(
-            f"{label}: has {existing['partitions']} partitions and Kafka cannot remove partitions; ask for {existing['partitions']} or more "
-            f"(or delete and recreate the topic)"
-        )
-        return
     if replication_factor is not None and replication_factor != existing["replication_factor"]:
         plan.replication_factor_mismatches[name] = dict(current=existing["replication_factor"], requested=replication_factor)
         plan.warnings.append(
