@@ -59,10 +59,10 @@ def cores_per_minute(records: list, start: float, end: float) -> list:
     for record in records:
         lifetime = max(record["elapsed_s"], 1.0)
         per_second = record["cpu_s"] / lifetime
-        first = record["started"]
-        for minute in range(minutes):
-            lo, hi = start + 60 * minute, start + 60 * (minute + 1)
-            overlap = min(hi, first + lifetime) - max(lo, first)
+        first, last = record["started"], record["started"] + lifetime
+        # only the minutes the process lived in (a run has tens of thousands of short processes)
+        for minute in range(max(0, int((first - start) // 60)), min(minutes, int((last - start) // 60) + 1)):
+            overlap = min(start + 60 * (minute + 1), last) - max(start + 60 * minute, first)
             if overlap > 0:
                 used[minute] += per_second * overlap
     return [round(seconds / 60, 2) for seconds in used]
