@@ -12,7 +12,9 @@ wait for every partition, __consumer_offsets and MirrorMaker's topics included, 
 sample's time. Each sample asks the next broker in turn: a sample is that broker's metadata cache, which the controller
 updates on every broker separately, so one broker slow to apply an update cannot stand for the whole cluster. Prints one
 JSON line at the end: sent, acknowledged, failed sends (with their errors) and the samples
-[[epoch ms, ["topic:partition" under-replicated, ...], broker id], ...] ([epoch ms, None, error] for a failed read).
+[[epoch ms, ["topic:partition" under-replicated, ...], broker id, partitions listed], ...] ([epoch ms, None, error] for a
+failed read). A broker that has just registered answers from an empty cache until the controller sends it the partitions:
+no under-replicated partition, and none listed at all; the count lets the reader tell that from a cluster in sync.
 """
 import json
 import signal
@@ -45,9 +47,9 @@ def watch(bootstrap, stop, samples):
                 metadata = admin._manager.run(_metadata_from, admin._manager, broker_id)  # pylint: disable=protected-access
                 brokers = sorted(broker["node_id"] for broker in metadata["brokers"])
                 # Every topic, internal ones included. kafka-python 3's Metadata fields: partition_index, replica_nodes, isr_nodes.
-                under = sorted("%s:%d" % (topic["name"], p["partition_index"]) for topic in metadata["topics"]
-                               for p in topic["partitions"] if len(p["isr_nodes"]) < len(p["replica_nodes"]))
-                samples.append([int(time.time() * 1000), under, broker_id])
+                partitions = [(topic["name"], p) for topic in metadata["topics"] for p in topic["partitions"]]
+                under = sorted("%s:%d" % (name, p["partition_index"]) for name, p in partitions if len(p["isr_nodes"]) < len(p["replica_nodes"]))
+                samples.append([int(time.time() * 1000), under, broker_id, len(partitions)])
             except Exception as exc:  # a broker going away mid-request: record that nothing was known then, and start afresh
                 samples.append([int(time.time() * 1000), None, "broker %s: %s" % (broker_id, repr(exc)[:200])])
                 if admin is not None:

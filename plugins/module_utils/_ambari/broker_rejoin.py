@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.client import KafkaConnection, KafkaConnectionError, KafkaError
-from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.topic_admin import read_topics
+from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.topic_admin import topics_from_metadata
 
 ClusterView = namedtuple("ClusterView", ["brokers", "partitions", "in_sync"])
 
@@ -27,13 +27,14 @@ class BrokersNotBack(Exception):
 
 
 def read_view(kafka_params):
-    """ClusterView(broker ids, every (topic, partition), those whose replicas are all in sync) from a fresh metadata read."""
+    """ClusterView(broker ids, every (topic, partition), those whose replicas are all in sync) from a fresh metadata read:
+    brokers and partitions from one broker's answer (KafkaConnection.metadata says why)."""
     with KafkaConnection(kafka_params) as kafka:
-        topics = read_topics(kafka.admin())
-        brokers = frozenset(b["node_id"] for b in kafka.cluster()["brokers"])
+        metadata = kafka.metadata()
+    topics = topics_from_metadata(metadata["topics"])
     details = [(name, p) for name, topic in topics.items() for p in topic["partition_details"]]
     return ClusterView(
-        brokers,
+        frozenset(b["node_id"] for b in metadata["brokers"]),
         frozenset((name, p["partition"]) for name, p in details),
         frozenset((name, p["partition"]) for name, p in details if set(p["replicas"]) <= set(p["isr"])),
     )

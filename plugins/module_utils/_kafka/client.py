@@ -187,6 +187,19 @@ class KafkaConnection:
             )
         return self._cluster
 
+    def metadata(self):
+        """{brokers: [{node_id, ...}], topics: [...]}: one Metadata request for every topic, answered by one broker.
+
+        Brokers and topics come from the same answer, so they are that broker's metadata cache at one moment. Asked
+        separately, they can come from two brokers: a broker that has just registered answers with an empty cache until
+        the controller sends it the partitions (ZooKeeper mode sends the other brokers its registration first), and its
+        "no topics" next to another broker's full broker list would read as a whole cluster with nothing to wait for.
+        kafka-python 3 sends this request itself for describe_topics and keeps only the topics; this asks for both.
+        """
+        admin = self.admin()
+        # pylint: disable-next=protected-access
+        return admin._manager.run(admin._get_cluster_metadata, None)
+
     def check_advertised_brokers(self):
         """Fail with the cross-network explanation when an advertised broker address is not usable from here."""
         unusable = []

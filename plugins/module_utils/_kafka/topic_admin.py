@@ -51,8 +51,14 @@ def read_topics(admin, names=None):
     (every topic when names is None)."""
     if names is not None and not names:
         return {}
+    return topics_from_metadata(admin.describe_topics(None if names is None else sorted(set(names))))
+
+
+def topics_from_metadata(metadata_topics):
+    """read_topics' shape of the topics of a Metadata response (kafka-python's dicts), leaving out those answered with an
+    error."""
     topics = {}
-    for topic in admin.describe_topics(None if names is None else sorted(set(names))):
+    for topic in metadata_topics:
         if topic.get("error_code"):
             continue
         partitions = sorted(topic["partitions"], key=lambda partition: partition["partition_index"])

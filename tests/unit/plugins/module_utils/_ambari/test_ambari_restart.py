@@ -221,3 +221,49 @@ def test_components_in_maintenance_are_skipped_as_ambaris_service_level_operatio
     assert (left == [("KAFKA_BROKER", "wn1", state)]) is skipped and (("KAFKA_BROKER", "wn1") in targets) is not skipped
     # Named explicitly, the host component restarts (an operation at HOST_COMPONENT level is always allowed).
     assert select_targets(components, hosts=["wn1"]) == ([("KAFKA_BROKER", "wn1")], [])
+
+
+def _metadata_answer(brokers, partitions):
+    """A Metadata response as kafka-python 3 gives it: {topic: {partition: (replicas, isr)}}."""
+    return dict(brokers=[dict(node_id=b, host=f"wn{b}", port=9092, rack=None) for b in brokers],
+                topics=[dict(error_code=0, name=name, is_internal=False,
+                             partitions=[dict(partition_index=i, leader_id=replicas[0], replica_nodes=replicas, isr_nodes=isr)
+                                         for i, (replicas, isr) in parts.items()])
+                        for name, parts in partitions.items()])
+
+
+@pytest.mark.parametrize("answer, missing", [
+    # A broker that has just registered, before the controller sent it the partitions: an empty cache.
+    (_metadata_answer([], {}), ["brokers 0, 1, 2 not registered"]),
+    (_metadata_answer([0, 1, 2], {"t": {0: ([0, 1, 2], [1, 2])}}), ["1 partitions not fully in sync (t-0)"]),
+    (_metadata_answer([0, 1, 2], {"t": {0: ([0, 1, 2], [1, 2, 0])}}), []),
+])
+def test_the_view_takes_brokers_and_partitions_from_one_answer(monkeypatch, answer, missing):
+    """Regression (CI, stop 35): the brokers came from the bootstrap metadata and the partitions from a second request, which
+    a just-restarted broker answered with an empty cache; all brokers and no partitions read as 'back', and the next broker
+    restarted with 53 partitions under-replicated."""
+    from ansible_collections.kafkaops.mirror.plugins.module_utils._ambari import broker_rejoin
+
+    answers = []
+
+    class OneAnswerConnection:
+        def __init__(self, params):
+            self.params = params
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc_info):
+            return None
+
+        def metadata(self):
+            answers.append(answer)
+            return answer
+
+        def cluster(self):
+            raise AssertionError("the brokers must come from the same answer as the partitions")
+
+    monkeypatch.setattr(broker_rejoin, "KafkaConnection", OneAnswerConnection)
+    before = ClusterView(frozenset({0, 1, 2}), frozenset({("t", 0)}), frozenset({("t", 0)}))
+    assert broker_rejoin.still_missing(before, broker_rejoin.read_view({"bootstrap_servers": ["wn0:9092"]})) == missing
+    assert len(answers) == 1
