@@ -2,7 +2,12 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # Two commands on a fresh machine: `make demo` and `make test`.
 SHELL := /bin/bash
-PYTHON ?= python3
+# The virtualenv's Python, so Ansible's controller, pytest and the lab's own tools: the distribution's /usr/bin/python3 when it
+# is a CPython 3.11-3.13 with venv (ansible-core 2.19's controller range), else python3 from PATH. Debian's has libpython
+# linked in; this machine's pyenv 3.11.7 loads it as a shared library, and Ansible on it used 1.15-1.23 times the CPU per
+# task (bench/controller_python.py), on a 2-core machine where Ansible is most of the test run's CPU. PYTHON=... picks another.
+PYTHON ?= $(or $(shell for candidate in /usr/bin/python3 python3; do "$$candidate" -c 'import sys, ensurepip, venv; \
+  sys.exit(not (3, 11) <= sys.version_info[:2] <= (3, 13))' 2>/dev/null && { echo "$$candidate"; break; }; done),python3)
 VENV := $(CURDIR)/.venv
 BIN := $(VENV)/bin
 SANDBOX_DIR ?= $(CURDIR)/.sandbox
