@@ -29,13 +29,14 @@ import hashlib
 import os
 import re
 import resource
+import shutil
 import subprocess
 import sys
-import shutil
 import tempfile
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+from tests.support.checkout import REPO
+
 CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "kafkaops-mirror" / "bench" / "controller-python"
 KINDS = {
     "ping": "ansible.builtin.ping: {}",
