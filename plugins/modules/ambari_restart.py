@@ -20,8 +20,8 @@ description:
     first host that fails.
   - A request that ended V(COMPLETED) only means the start scripts returned. Before the next host restarts, the module waits
     until Ambari reports the restarted components V(STARTED) and, when O(bootstrap_servers) is given, until Kafka's own
-    metadata shows every broker registered before the restart registered again and every partition that was fully in sync
-    before fully in sync again.
+    metadata shows every broker registered before the restart registered again and every replica that was in its
+    partition's in-sync set before back in it.
   - The restart POST is not repeated blindly after a gateway error or a timeout, as Ambari does not de-duplicate requests.
     The module first looks for a request with the same context that Ambari accepted meanwhile, and follows that one.
 author: kafkaops.mirror developers (@kafkaops)

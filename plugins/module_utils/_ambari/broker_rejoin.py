@@ -5,9 +5,15 @@
 
 Ambari ends a RESTART request COMPLETED when the start script returns, which can be before the broker has
 registered and caught up; restarting the next broker then can leave partitions without enough in-sync replicas.
-Back means: every broker id registered before the restart is registered again, and every partition whose
-replicas were all in sync before has all of them in sync again. Brokers are compared by id, so the check holds
-whatever names or addresses they advertise (FQDNs before IP advertising is on, IP addresses after).
+Back means: every broker id registered before the restart is registered again, and every replica that was in a
+partition's in-sync set before is in it again (unless a reassignment took it out of the partition's replicas meanwhile).
+Replicas, not whole partitions: the view before is one broker's metadata cache, and caches lag the ISR changes the
+leaders made (ZooKeeper-mode brokers learn them from the controller, which batches them for seconds; KRaft brokers from
+the metadata log), so in a rolling restart a partition can read under-replicated before the next restart because the
+broker answering has not yet learnt of the previous broker's return that another broker's answer showed. Comparing
+"fully in sync" would then wait for nothing on that partition, while its replica on the broker just restarted must
+still come back. Brokers are compared by id, so the check holds whatever names or addresses they advertise (FQDNs before IP
+advertising is on, IP addresses after).
 """
 from __future__ import annotations
 
@@ -19,7 +25,7 @@ from typing import Callable
 from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.client import KafkaConnection, KafkaConnectionError, KafkaError
 from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.topic_admin import topics_from_metadata
 
-ClusterView = namedtuple("ClusterView", ["brokers", "partitions", "in_sync"])
+ClusterView = namedtuple("ClusterView", ["brokers", "replicas", "isr"])
 
 
 class BrokersNotBack(Exception):
@@ -27,16 +33,16 @@ class BrokersNotBack(Exception):
 
 
 def read_view(kafka_params):
-    """ClusterView(broker ids, every (topic, partition), those whose replicas are all in sync) from a fresh metadata read:
-    brokers and partitions from one broker's answer (KafkaConnection.metadata says why)."""
+    """ClusterView(broker ids, {(topic, partition): replica ids}, {(topic, partition): in-sync replica ids}) from a fresh
+    metadata read: brokers and partitions from one broker's answer (KafkaConnection.metadata says why)."""
     with KafkaConnection(kafka_params) as kafka:
         metadata = kafka.metadata()
     topics = topics_from_metadata(metadata["topics"])
     details = [(name, p) for name, topic in topics.items() for p in topic["partition_details"]]
     return ClusterView(
         frozenset(b["node_id"] for b in metadata["brokers"]),
-        frozenset((name, p["partition"]) for name, p in details),
-        frozenset((name, p["partition"]) for name, p in details if set(p["replicas"]) <= set(p["isr"])),
+        {(name, p["partition"]): frozenset(p["replicas"]) for name, p in details},
+        {(name, p["partition"]): frozenset(p["isr"]) for name, p in details},
     )
 
 
@@ -46,12 +52,17 @@ def still_missing(before, now):
     brokers = sorted(before.brokers - now.brokers)
     if brokers:
         missing.append("brokers " + ", ".join(str(b) for b in brokers) + " not registered")
-    # A topic deleted meanwhile is not waited for.
-    partitions = sorted((before.in_sync & now.partitions) - now.in_sync)
-    if partitions:
-        shown = ", ".join(f"{topic}-{partition}" for topic, partition in partitions[:5])
-        more = f" and {len(partitions) - 5} more" if len(partitions) > 5 else ""
-        missing.append(f"{len(partitions)} partitions not fully in sync ({shown}{more})")
+    # A topic deleted meanwhile is not waited for, nor a replica a reassignment moved away.
+    out_of_sync = {}
+    for partition in sorted(before.isr.keys() & now.isr.keys()):
+        lagging = (before.isr[partition] & now.replicas[partition]) - now.isr[partition]
+        if lagging:
+            out_of_sync[partition] = sorted(lagging)
+    if out_of_sync:
+        shown = ", ".join(f"{topic}-{partition} (replicas {', '.join(str(r) for r in lagging)})"
+                          for (topic, partition), lagging in list(out_of_sync.items())[:5])
+        more = f" and {len(out_of_sync) - 5} more" if len(out_of_sync) > 5 else ""
+        missing.append(f"{len(out_of_sync)} partitions not back in sync ({shown}{more})")
     return missing
 
 

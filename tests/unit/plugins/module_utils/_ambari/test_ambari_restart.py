@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.kafkaops.mirror.plugins.module_utils._ambari.broker_rejoin import ClusterView, RejoinWaiter
+from ansible_collections.kafkaops.mirror.plugins.module_utils._ambari.broker_rejoin import ClusterView, RejoinWaiter, still_missing
 from ansible_collections.kafkaops.mirror.plugins.module_utils._ambari.restart import (
     Restarter,
     RestartFailed,
@@ -91,6 +91,12 @@ def run(client, rejoin=None, **overrides):
     return restart_components(params(**overrides), False, client, Restarter(client, 1, clock, clock.sleep), rejoin)
 
 
+def view(brokers, partitions):
+    """A ClusterView from broker ids and {(topic, partition): (replicas, isr)}."""
+    return ClusterView(frozenset(brokers), {tp: frozenset(r) for tp, (r, _isr) in partitions.items()},
+                       {tp: frozenset(isr) for tp, (_r, isr) in partitions.items()})
+
+
 class FakeKafka:
     """Metadata reads in turn: broker 2 is missing for `down_reads` reads after each restart, then back."""
 
@@ -99,7 +105,7 @@ class FakeKafka:
         self.down_reads = down_reads
         self.down_left = 0
         self.restarts_seen = 0
-        self.full = ClusterView(frozenset({1, 2, 3}), frozenset({("t", 0), ("t", 1)}), frozenset({("t", 0), ("t", 1)}))
+        self.full = view({1, 2, 3}, {("t", 0): ({1, 2, 3}, {1, 2, 3}), ("t", 1): ({1, 2, 3}, {1, 2, 3})})
 
     def read(self, _params):
         restarts = sum(1 for e in self.events if e.startswith("restart"))
@@ -108,7 +114,7 @@ class FakeKafka:
         if self.down_left:
             self.down_left -= 1
             self.events.append("kafka: broker 2 missing")
-            return ClusterView(frozenset({1, 3}), self.full.partitions, frozenset({("t", 1)}))
+            return view({1, 3}, {("t", 0): ({1, 2, 3}, {1, 3}), ("t", 1): ({1, 2, 3}, {1, 2, 3})})
         self.events.append("kafka: all back")
         return self.full
 
@@ -186,7 +192,7 @@ def test_a_broker_that_does_not_come_back_stops_the_rolling_restart():
     clock = FakeClock()
     rejoin = RejoinWaiter({"bootstrap_servers": ["b:9092"]}, poll_interval=1, reader=kafka.read, clock=clock, sleep=clock.sleep)
     client = FakeClient(["COMPLETED", "COMPLETED"], events=events)
-    with pytest.raises(RestartFailed, match=r"not back .* after 5 s: brokers 2 not registered; 1 partitions not fully in sync \(t-0\)"):
+    with pytest.raises(RestartFailed, match=r"not back .* after 5 s: brokers 2 not registered; 1 partitions not back in sync \(t-0 \(replicas 2\)\)"):
         run(client, rejoin=rejoin, rolling=True, wait_timeout=5)
     assert len(client.restarts) == 1
 
@@ -205,11 +211,32 @@ def test_rolling_is_the_default():
 
 
 def test_a_topic_deleted_during_the_restart_is_not_waited_for():
-    from ansible_collections.kafkaops.mirror.plugins.module_utils._ambari.broker_rejoin import still_missing
 
-    before = ClusterView(frozenset({1}), frozenset({("gone", 0), ("t", 0)}), frozenset({("gone", 0), ("t", 0)}))
-    assert still_missing(before, ClusterView(frozenset({1}), frozenset({("t", 0)}), frozenset({("t", 0)}))) == []
-    assert still_missing(before, ClusterView(frozenset({1}), frozenset({("t", 0)}), frozenset())) == ["1 partitions not fully in sync (t-0)"]
+    before = view({1, 2}, {("gone", 0): ({1, 2}, {1, 2}), ("t", 0): ({1, 2}, {1, 2})})
+    assert still_missing(before, view({1, 2}, {("t", 0): ({1, 2}, {1, 2})})) == []
+    assert still_missing(before, view({1, 2}, {("t", 0): ({1, 2}, {1})})) == ["1 partitions not back in sync (t-0 (replicas 2))"]
+
+
+def test_a_replica_reassigned_away_during_the_restart_is_not_waited_for():
+    before = view({1, 2, 3}, {("t", 0): ({1, 2}, {1, 2})})
+    assert still_missing(before, view({1, 2, 3}, {("t", 0): ({1, 3}, {1})})) == []
+
+
+def test_replicas_in_sync_before_must_be_back_even_when_the_partition_was_under_replicated_before():
+    """Regression (CI, ci32): in a rolling restart the view before wn1's restart came from a broker whose cache had not yet
+    learnt that broker 0 (restarted first) was back in the ISR, so every partition read under-replicated before; comparing
+    whole partitions ("in sync before, in sync now") then waited for nothing, and wn2 went down 9.7 s after wn1 started, with
+    every partition under-replicated. Broker 1's replicas were in sync before, so they are waited for."""
+    stale_before = view({0, 1, 2}, {("t", 0): ({0, 1, 2}, {1, 2}), ("t", 1): ({1, 2, 0}, {1, 2})})
+    wn1_registered_not_caught_up = view({0, 1, 2}, {("t", 0): ({0, 1, 2}, {0, 2}), ("t", 1): ({1, 2, 0}, {0, 2})})
+    assert still_missing(stale_before, wn1_registered_not_caught_up) == [
+        "2 partitions not back in sync (t-0 (replicas 1), t-1 (replicas 1))"]
+    assert still_missing(stale_before, view({0, 1, 2}, {("t", 0): ({0, 1, 2}, {0, 1, 2}), ("t", 1): ({1, 2, 0}, {2, 1})})) == []
+    # Over five partitions the message names five and counts the rest.
+    many = view({0, 1}, {("t", i): ({0, 1}, {0, 1}) for i in range(7)})
+    assert still_missing(many, view({0, 1}, {("t", i): ({0, 1}, {0}) for i in range(7)})) == [
+        "7 partitions not back in sync (t-0 (replicas 1), t-1 (replicas 1), t-2 (replicas 1), t-3 (replicas 1), t-4 (replicas 1) "
+        "and 2 more)"]
 
 
 @pytest.mark.parametrize("state, skipped", [("ON", True), ("IMPLIED_FROM_HOST", True), ("IMPLIED_FROM_SERVICE_AND_HOST", True),
@@ -235,7 +262,7 @@ def _metadata_answer(brokers, partitions):
 @pytest.mark.parametrize("answer, missing", [
     # A broker that has just registered, before the controller sent it the partitions: an empty cache.
     (_metadata_answer([], {}), ["brokers 0, 1, 2 not registered"]),
-    (_metadata_answer([0, 1, 2], {"t": {0: ([0, 1, 2], [1, 2])}}), ["1 partitions not fully in sync (t-0)"]),
+    (_metadata_answer([0, 1, 2], {"t": {0: ([0, 1, 2], [1, 2])}}), ["1 partitions not back in sync (t-0 (replicas 0))"]),
     (_metadata_answer([0, 1, 2], {"t": {0: ([0, 1, 2], [1, 2, 0])}}), []),
 ])
 def test_the_view_takes_brokers_and_partitions_from_one_answer(monkeypatch, answer, missing):
@@ -264,6 +291,6 @@ def test_the_view_takes_brokers_and_partitions_from_one_answer(monkeypatch, answ
             raise AssertionError("the brokers must come from the same answer as the partitions")
 
     monkeypatch.setattr(broker_rejoin, "KafkaConnection", OneAnswerConnection)
-    before = ClusterView(frozenset({0, 1, 2}), frozenset({("t", 0)}), frozenset({("t", 0)}))
+    before = view({0, 1, 2}, {("t", 0): ({0, 1, 2}, {0, 1, 2})})
     assert broker_rejoin.still_missing(before, broker_rejoin.read_view({"bootstrap_servers": ["wn0:9092"]})) == missing
     assert len(answers) == 1
