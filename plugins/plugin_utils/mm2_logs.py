@@ -38,6 +38,14 @@ KNOWN_FAILURES = (
      "a file MirrorMaker reads or writes is not the service user's", "check the owner of mirrormaker2_config_dir, its log directory and the Kafka home"),
     (r"ConfigException|Invalid value .* for configuration|Missing required configuration",
      "a property MirrorMaker read is invalid", "fix the property the line names (mirrormaker2_properties or the flow's options)"),
+    # Before the generic timeout below: MirrorSourceConnector (and MirrorCheckpointConnector) derive their tasks from their
+    # first listing of the source at start (Scheduler.execute waits admin.timeout.ms for it). Apache 4.3.1 was seen to recover
+    # from such a timeout when the herder reconfigured the connector again; when nothing does, it has no tasks.
+    (r"timed out running task: loading initial (set of topic-partitions|consumer groups)",
+     "a MirrorMaker connector could not list the source cluster within admin.timeout.ms when it started, and may have run with "
+     "no tasks since",
+     "check that the source cluster answers promptly from this host (a broker restarting or overloaded while MirrorMaker "
+     "started), then restart MirrorMaker"),
     (r"TimeoutException|Timed out waiting for a node assignment|disconnected|Connection refused|Connection to node -?\d+ .* could not be established",
      "a cluster did not answer", "check that this host reaches every broker's advertised address (the preflight checks it)"),
 )

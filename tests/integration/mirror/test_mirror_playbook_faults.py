@@ -97,7 +97,11 @@ def test_secondary_ambari_down_stops_at_ambari_kafka(lab, kafka_admin):
 def test_mirrormaker_that_cannot_start_shows_its_log(lab):
     # On the MirrorMaker node (a host of its own), where its service account can read it.
     broken_home = "/opt/kafka-broken"
-    script = "#!/bin/sh\necho 'Error: Could not find or load main class org.apache.kafka.connect.mirror.MirrorMaker' >&2\nexit 1\n"
+    # Its log, in the LOG_DIR the role gives the launcher: an error, then more lines than the role shows of the tail.
+    script = ("#!/bin/sh\n"
+              "echo '[2026-11-29 00:00:00,000] ERROR early failure for the test (x)' >> \"$LOG_DIR/mirrormaker.log\"\n"
+              "i=0; while [ $i -lt 60 ]; do echo \"[2026-11-29 00:00:01,000] INFO filler $i (x)\" >> \"$LOG_DIR/mirrormaker.log\"; i=$((i+1)); done\n"
+              "echo 'Error: Could not find or load main class org.apache.kafka.connect.mirror.MirrorMaker' >&2\nexit 1\n")
     made = subprocess.run([*nodes.as_root(mirrormaker_node(lab)), "sh", "-c", f"mkdir -p {broken_home}/bin {broken_home}/libs && "
                            f"printf %s \"$0\" > {broken_home}/bin/connect-mirror-maker.sh && chmod 0755 {broken_home}/bin/connect-mirror-maker.sh && "
                            f"touch {broken_home}/libs/kafka-clients-3.9.0.jar", script],  # the version the role detects
@@ -115,3 +119,9 @@ def test_mirrormaker_that_cannot_start_shows_its_log(lab):
     assert failure["task"] == START_FAILED_TASK, failure["task"]
     assert "Likely cause: the Kafka installation lacks MirrorMaker's classes" in failure["result"]["msg"], failure["result"]["msg"]
     assert "What to do: point mirrormaker2_kafka_home at a complete Kafka installation" in failure["result"]["msg"], failure["result"]["msg"]
+    # The error above the tail is shown on its own.
+    message = failure["result"]["msg"]
+    warnings = message.split("Last warnings and errors in /etc/kafka-mirrormaker2-broken/logs/mirrormaker.log:\n")[1].split("\nLast lines of")[0]
+    assert "ERROR early failure for the test" in warnings and "filler" not in warnings, message
+    tail = message.split("Last lines of /etc/kafka-mirrormaker2-broken/logs/mirrormaker.log:\n")[1]
+    assert "INFO filler 59" in tail and "early failure" not in tail.split("\nLast lines of")[0], message

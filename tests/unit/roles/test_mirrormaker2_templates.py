@@ -154,6 +154,10 @@ def test_supervisor_keeps_the_console_apart_from_the_log():
     ("Caused by: org.apache.kafka.common.errors.InvalidReplicationFactorException: Replication factor: 3 larger than available brokers: 1",
      "replication factor is larger"),
     ("java.lang.OutOfMemoryError: Java heap space", "ran out of heap"),
+    # Not the generic "a cluster did not answer": the connector runs on, without tasks (Apache 4.3.1's Scheduler line).
+    ("[2026-11-29 00:00:01,000] ERROR Scheduler for MirrorSourceConnector timed out running task: loading initial set of "
+     "topic-partitions (org.apache.kafka.connect.mirror.Scheduler)", "may have run with no tasks since"),
+    ("ERROR Scheduler for MirrorCheckpointConnector timed out running task: loading initial consumer groups (x)", "no tasks"),
     ("Exception in thread main java.lang.UnsupportedClassVersionError: has been compiled by a more recent version", "older than"),
 ])
 def test_start_failure_names_the_likely_cause(log, cause):
@@ -181,15 +185,17 @@ def environment(**settings):
     from ansible.parsing.dataloader import DataLoader
     from ansible.template import Templar, trust_as_template
 
+    # mirrormaker2_log_dir's default is itself a template (of mirrormaker2_config_dir), given here as Ansible resolves it.
     values = {**yaml.safe_load((ROLE / "defaults" / "main.yml").read_text()), "_mirrormaker2_log4j_opts": "-Dlog4j.configuration=file:/x",
-              "_mirrormaker2_kafka_opts": "", **settings}
+              "_mirrormaker2_kafka_opts": "", "mirrormaker2_log_dir": "/etc/kafka-mirrormaker2/logs", **settings}
     expression = yaml.safe_load((ROLE / "vars" / "main.yml").read_text())["_mirrormaker2_environment"]
     return Templar(loader=DataLoader(), variables=values).template(trust_as_template(expression))
 
 
 def test_jvm_performance_options_set_only_when_given():
     unset = environment()
-    assert unset == {"KAFKA_HEAP_OPTS": "-Xms1g -Xmx1g", "KAFKA_LOG4J_OPTS": "-Dlog4j.configuration=file:/x", "KAFKA_OPTS": ""}
+    assert unset == {"KAFKA_HEAP_OPTS": "-Xms1g -Xmx1g", "KAFKA_LOG4J_OPTS": "-Dlog4j.configuration=file:/x", "KAFKA_OPTS": "",
+                     "LOG_DIR": "/etc/kafka-mirrormaker2/logs"}
     tuned = environment(mirrormaker2_jvm_performance_opts="-XX:+UseSerialGC")
     assert tuned == {**unset, "KAFKA_JVM_PERFORMANCE_OPTS": "-XX:+UseSerialGC"}
     program = render("supervisor-program.conf.j2", _mirrormaker2_environment=tuned)
