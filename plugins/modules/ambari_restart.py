@@ -165,15 +165,13 @@ requests:
 """
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
-from ansible_collections.kafkaops.mirror.plugins.module_utils._ambari.broker_rejoin import RejoinWaiter
+from ansible_collections.kafkaops.mirror.plugins.module_utils._ambari.broker_rejoin import ClusterNotReadable, RejoinWaiter
 from ansible_collections.kafkaops.mirror.plugins.module_utils._ambari.client import AmbariError, ambari_connection_argument_spec
 from ansible_collections.kafkaops.mirror.plugins.module_utils._ambari.diff_mode import exit_with_diff
 from ansible_collections.kafkaops.mirror.plugins.module_utils._ambari.restart import RestartFailed, restart_components
 from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.client import (
     HAS_KAFKA,
     KAFKA_IMPORT_ERROR,
-    KafkaConnectionError,
-    KafkaError,
     ensure_kafka_python,
 )
 from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.connection_options import connection_option_errors, kafka_connection_argument_spec
@@ -219,7 +217,7 @@ def main():
         rejoin = RejoinWaiter(module.params, poll_interval=module.params["poll_interval"])
     try:
         result = restart_components(module.params, module.check_mode, rejoin=rejoin)
-    except (KafkaConnectionError, KafkaError) as exc:
+    except ClusterNotReadable as exc:
         module.fail_json(msg=f"Before restarting anything, the Kafka cluster could not be read for the broker check: {exc}", changed=False)
     except RestartFailed as exc:
         failed = dict(exc.result)

@@ -32,6 +32,10 @@ class BrokersNotBack(Exception):
     """The brokers did not come back in time; the message says which brokers and partitions are missing."""
 
 
+class ClusterNotReadable(Exception):
+    """The view before a restart could not be read; nothing was restarted after that read."""
+
+
 def read_view(kafka_params):
     """ClusterView(broker ids, {(topic, partition): replica ids}, {(topic, partition): in-sync replica ids}) from a fresh
     metadata read: brokers and partitions from one broker's answer (KafkaConnection.metadata says why)."""
@@ -77,9 +81,23 @@ class RejoinWaiter:
     clock: Callable = time.monotonic
     sleep: Callable = time.sleep
 
-    def snapshot(self):
-        """The view to come back to; an unreadable cluster is an error here, before anything restarts."""
-        return self.reader(self.kafka_params)
+    def snapshot(self, timeout):
+        """The view to come back to; an unreadable cluster is an error here, before the restart.
+
+        A broker that has just started answers from an empty cache until the controller's first UpdateMetadata reaches it
+        (Kafka 2.4.1's MetadataCache lists no broker then): such an answer is read again, for up to `timeout` seconds, as a
+        view of nothing would make the wait after the restart wait for nothing."""
+        deadline = self.clock() + timeout
+        while True:
+            try:
+                view = self.reader(self.kafka_params)
+            except (KafkaConnectionError, KafkaError) as exc:
+                raise ClusterNotReadable(str(exc)) from None
+            if view.brokers:
+                return view
+            if self.clock() >= deadline:
+                raise ClusterNotReadable(f"every metadata answer for {timeout} s listed no broker (a broker's cache not filled yet)")
+            self.sleep(self.poll_interval)
 
     def wait(self, before, timeout):
         deadline = self.clock() + timeout

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 
-from ansible_collections.kafkaops.mirror.plugins.module_utils._ambari.broker_rejoin import BrokersNotBack
+from ansible_collections.kafkaops.mirror.plugins.module_utils._ambari.broker_rejoin import BrokersNotBack, ClusterNotReadable
 from ansible_collections.kafkaops.mirror.plugins.module_utils._ambari.client import (
     FAILED_REQUEST_STATES,
     TERMINAL_REQUEST_STATES,
@@ -148,8 +148,8 @@ def restart_components(params, check_mode, client=None, restarter=None, rejoin=N
     context = params["context"] or f"Restart {'stale ' if params['only_stale'] else ''}{service} components (kafkaops.mirror)"
     for index, component_hosts in enumerate(plan, start=1):
         label = context if len(plan) == 1 else f"{context} [{index}/{len(plan)}]"
-        # Read before the restart, so that an unreadable cluster stops the run before anything goes down.
-        before = rejoin.snapshot() if rejoin and params["wait"] else None
+        # Read before the restart, so that an unreadable cluster stops the run before anything more goes down.
+        before = _snapshot(client, rejoin, params, result, len(plan)) if rejoin and params["wait"] else None
         request_id = client.restart(service, component_hosts, label)
         entry = {"id": request_id, "context": label, "hosts": sorted({h for hs in component_hosts.values() for h in hs}), "status": "Accepted"}
         result["requests"].append(entry)
@@ -168,6 +168,22 @@ def restart_components(params, check_mode, client=None, restarter=None, rejoin=N
             raise RestartFailed(describe_failure(client.cluster_name, status, client.request_tasks(request_id)), result)
         _wait_back(client, restarter, rejoin, before, component_hosts, entry, params, result)
     return result
+
+
+def _snapshot(client, rejoin, params, result, planned):
+    """The Kafka view before the next request; unreadable, the error before the first request (nothing changed), a
+    RestartFailed with the requests made so far after it."""
+    try:
+        return rejoin.snapshot(params["wait_timeout"])
+    except ClusterNotReadable as exc:
+        if not result["requests"]:
+            raise
+        raise RestartFailed(
+            f"After {len(result['requests'])} of {planned} restart requests on cluster {client.cluster_name}, the Kafka cluster "
+            f"could not be read before the next one: {exc}. No further host was restarted; check the brokers, and run again "
+            "(the hosts still stale are restarted then).",
+            result,
+        ) from None
 
 
 def _wait_back(client, restarter, rejoin, before, component_hosts, entry, params, result):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.kafkaops.mirror.plugins.module_utils._ambari.broker_rejoin import ClusterView, RejoinWaiter, still_missing
+from ansible_collections.kafkaops.mirror.plugins.module_utils._ambari.broker_rejoin import ClusterNotReadable, ClusterView, RejoinWaiter, still_missing
 from ansible_collections.kafkaops.mirror.plugins.module_utils._ambari.restart import (
     Restarter,
     RestartFailed,
@@ -195,6 +195,53 @@ def test_a_broker_that_does_not_come_back_stops_the_rolling_restart():
     with pytest.raises(RestartFailed, match=r"not back .* after 5 s: brokers 2 not registered; 1 partitions not back in sync \(t-0 \(replicas 2\)\)"):
         run(client, rejoin=rejoin, rolling=True, wait_timeout=5)
     assert len(client.restarts) == 1
+
+
+def _rejoin(reads, clock, events):
+    """A RejoinWaiter whose reads answer `reads` in turn (a view, or an exception to raise)."""
+    def read(_params):
+        answer = reads.pop(0)
+        events.append("kafka: " + ("error" if isinstance(answer, Exception) else f"{len(answer.brokers)} brokers"))
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+    return RejoinWaiter({"bootstrap_servers": ["b:9092"]}, poll_interval=1, reader=read, clock=clock, sleep=clock.sleep)
+
+
+FULL = view({1, 2}, {("t", 0): ({1, 2}, {1, 2})})
+EMPTY_CACHE = view(set(), {})
+
+
+def test_a_view_before_the_restart_that_lists_no_broker_is_read_again():
+    """A broker that has just started answers from an empty cache (no broker at all): a view of nothing before the restart
+    would make the wait after it wait for nothing, so it is read again."""
+    events, clock = [], FakeClock()
+    client = FakeClient(["COMPLETED"], events=events)
+    result = run(client, rejoin=_rejoin([EMPTY_CACHE, EMPTY_CACHE, FULL, FULL], clock, events))
+    assert result["requests"][0]["brokers_back"] is True
+    assert events[:4] == ["kafka: 0 brokers", "kafka: 0 brokers", "kafka: 2 brokers", "restart wn0,wn1"], events
+
+
+def test_a_view_that_never_lists_a_broker_stops_before_the_first_restart():
+    events, clock = [], FakeClock()
+    client = FakeClient(["COMPLETED"], events=events)
+    with pytest.raises(ClusterNotReadable, match="listed no broker"):
+        run(client, rejoin=_rejoin([EMPTY_CACHE] * 100, clock, events), wait_timeout=5)
+    assert client.restarts == []
+
+
+def test_a_cluster_unreadable_between_two_restarts_fails_with_the_restart_made():
+    """The read before the second request fails: a RestartFailed that carries the first request (the module reports it
+    changed), not the "before restarting anything" error."""
+    from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.client import KafkaConnectionError
+
+    events, clock = [], FakeClock()
+    client = FakeClient(["COMPLETED", "COMPLETED"], events=events)
+    with pytest.raises(RestartFailed, match=r"After 1 of 2 restart requests on cluster c, the Kafka cluster could not be read "
+                                            r"before the next one: no broker answered\. No further host was restarted") as failed:
+        run(client, rejoin=_rejoin([FULL, FULL, KafkaConnectionError("no broker answered")], clock, events), rolling=True)
+    assert len(client.restarts) == 1 and [r["status"] for r in failed.value.result["requests"]] == ["COMPLETED"]
+    assert failed.value.result["changed"] is True
 
 
 def test_a_component_not_started_after_completed_stops_the_rolling_restart():
