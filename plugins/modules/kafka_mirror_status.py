@@ -238,6 +238,12 @@ offset_syncs_topic:
   description: Name of the offset-syncs topic that was read (on the cluster O(offset_syncs_topic_location) names).
   returned: always
   type: str
+offset_syncs_topic_exists:
+  description:
+    - Whether the offset-syncs topic exists. MirrorMaker 2 creates it when its source connector starts; without it no
+      offset sync is written, and the wait for offset syncs says so.
+  returned: for a MirrorMaker 2 flow
+  type: bool
 group:
   description: With O(mirrormaker1_group), the group's C(id), C(state) and number of C(members) on the source.
   returned: with O(mirrormaker1_group)

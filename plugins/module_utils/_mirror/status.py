@@ -157,6 +157,9 @@ class FlowStatus:
     def _offsets(self, side, tps):
         return partition_offsets((self.source if side == "source" else self.target).admin(), tps)
 
+    def _syncs_topic_exists(self, existing_source, existing_target):
+        return self.syncs_topic in (existing_source if self.names.offset_syncs_location == "source" else existing_target)
+
     def _read_internal_topics(self, existing_source, existing_target):
         on_source = self.names.offset_syncs_location == "source"
         for sync in self._decoded("source" if on_source else "target", self.syncs_topic, existing_source if on_source else existing_target,
@@ -237,6 +240,7 @@ class FlowStatus:
             heartbeats={"emitted_age_s": age(self.emitted_heartbeat_ms), "replicated_age_s": age(self.replicated_heartbeat_ms)},
             checkpoints=checkpoints,
             offset_syncs_topic=self.syncs_topic,
+            offset_syncs_topic_exists=self._syncs_topic_exists(existing_source, existing_target),
             problems=problems,
             stale_state=stale_state_findings(self.filter, self.sync_trail, self.latest_checkpoints.values(), existing_source,
                                              {(tp.topic, tp.partition): end for tp, end in target_end.items()}, self.version),
@@ -260,6 +264,12 @@ def unmet_by_condition(status, wait_for, max_lag, max_heartbeat_age_s):
             kind = "offset_syncs_backlog" if all(p["lag"] > max_lag for p in missing) else "offset_syncs"
             unmet[kind] = "no offset sync yet for %d partition(s) with records: %s" % (
                 len(missing), ", ".join("%s-%d" % (p["topic"], p["partition"]) for p in missing[:10]))
+            # MirrorSourceConnector creates the topic once, when it starts; its tasks' syncs go nowhere without it (unless the
+            # cluster auto-creates topics), while the records themselves are copied.
+            if status.get("offset_syncs_topic_exists") is False:
+                unmet[kind] += ("; the offset-syncs topic %s does not exist: MirrorMaker 2 creates it when its source connector "
+                                "starts and writes no offset sync without it (its log says why it could not; restarting MirrorMaker "
+                                "creates it again)" % status["offset_syncs_topic"])
     if "lag" in wait_for:
         over = [p for p in status["partitions"] if p["lag"] > max_lag]
         if over:

@@ -99,6 +99,9 @@ def test_unmirrored_flow_reports_full_lag_and_creates_nothing(flow):
     lags = {p["partition"]: p["lag"] for p in result["partitions"] if p["topic"] == TOPIC}
     assert lags == {0: 200, 1: 200}
     assert any("primary.mst-events" in problem for problem in result["problems"])
+    # Whether the offset-syncs topic exists, as an independent client lists the source's topics (another test's MirrorMaker
+    # on this sandbox may have created it).
+    assert result["offset_syncs_topic_exists"] is (result["offset_syncs_topic"] in kafka_io.topics(flow["primary"]))
     # Reading must not auto-create the remote or internal topics it looks for.
     assert kafka_io.topics(flow["secondary"]) == before
 
@@ -128,6 +131,7 @@ def test_wait_until_caught_up(flow):
         assert entry["source_end_offset"] == ends[entry["partition"]]
         assert entry["target_end_offset"] == kafka_io.end_offsets(flow["secondary"], "primary.mst-events")[entry["partition"]]
         assert entry["last_offset_sync"] is not None
+    assert result["offset_syncs_topic_exists"] is True and "mm2-offset-syncs.secondary.internal" in kafka_io.topics(flow["primary"])
     assert result["heartbeats"]["emitted_age_s"] is not None and result["heartbeats"]["emitted_age_s"] < 30
     checkpoints = kafka_io.wait_for(lambda: status(flow)["checkpoints"].get(GROUP) == 2, 30, 1)
     assert checkpoints, "no checkpoints for both partitions of the group"

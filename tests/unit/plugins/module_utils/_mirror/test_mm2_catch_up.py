@@ -95,6 +95,19 @@ def test_a_caught_up_partition_without_offset_sync_is_not_backlog():
     assert "offset_syncs" in unmet_by_condition(status, ["offset_syncs", "lag"], 1000, 60)
 
 
+def test_records_copied_without_an_offset_syncs_topic_say_the_topic_is_missing():
+    """CI (newest-release lab): every record copied, heartbeats fresh, no offset sync for 480 s. A MirrorSourceConnector that
+    could not create the offset-syncs topic when it started writes none; the wait names the topic."""
+    status = flow([SOURCE_END, SOURCE_END], sync=False)
+    status.update(offset_syncs_topic="mm2-offset-syncs.secondary.internal", offset_syncs_topic_exists=False)
+    unmet = unmet_by_condition(status, ["heartbeats", "offset_syncs", "lag"], 1000, 60)
+    assert list(unmet) == ["offset_syncs"], unmet
+    assert unmet["offset_syncs"].startswith("no offset sync yet for 2 partition(s) with records: orders-0, orders-1; the offset-syncs "
+                                            "topic mm2-offset-syncs.secondary.internal does not exist"), unmet
+    status["offset_syncs_topic_exists"] = True
+    assert "does not exist" not in unmet_by_condition(status, ["offset_syncs"], 1000, 60)["offset_syncs"]
+
+
 def test_a_missing_remote_topic_is_stuck():
     reads = [flow([5000 * k]) for k in range(5)]
     reads[-1]["problems"] = ["remote topic primary.new (of new) does not exist on secondary"]
