@@ -158,6 +158,10 @@ def test_supervisor_keeps_the_console_apart_from_the_log():
     ("[2026-11-29 00:00:01,000] ERROR Scheduler for MirrorSourceConnector timed out running task: loading initial set of "
      "topic-partitions (org.apache.kafka.connect.mirror.Scheduler)", "may have run with no tasks since"),
     ("ERROR Scheduler for MirrorCheckpointConnector timed out running task: loading initial consumer groups (x)", "no tasks"),
+    # Apache 4.3.1 after its offset-syncs topic was deleted on a 3.9.2 source (auto-create off): records copied, no sync.
+    ("[2026-11-29 01:46:13,619] WARN [Producer clientId=primary->secondary|MirrorSourceConnector-0|offset-syncs-source-producer] The "
+     "metadata response from the cluster reported a recoverable issue with correlation id 33 : "
+     "{mm2-offset-syncs.secondary.internal=UNKNOWN_TOPIC_OR_PARTITION} (org.apache.kafka.clients.NetworkClient)", "offset-syncs topic does not exist"),
     ("Exception in thread main java.lang.UnsupportedClassVersionError: has been compiled by a more recent version", "older than"),
 ])
 def test_start_failure_names_the_likely_cause(log, cause):
