@@ -157,13 +157,15 @@ class FlowStatus:
     def _offsets(self, side, tps):
         return partition_offsets((self.source if side == "source" else self.target).admin(), tps)
 
-    def _syncs_topic_exists(self, existing_source, existing_target):
-        return self.syncs_topic in (existing_source if self.names.offset_syncs_location == "source" else existing_target)
+    def _syncs_side(self, existing_source, existing_target):
+        """(side, the topics existing there) of the cluster that holds the offset-syncs topic."""
+        if self.names.offset_syncs_location == "source":
+            return "source", existing_source
+        return "target", existing_target
 
     def _read_internal_topics(self, existing_source, existing_target):
-        on_source = self.names.offset_syncs_location == "source"
-        for sync in self._decoded("source" if on_source else "target", self.syncs_topic, existing_source if on_source else existing_target,
-                                  OffsetSync):
+        side, existing = self._syncs_side(existing_source, existing_target)
+        for sync in self._decoded(side, self.syncs_topic, existing, OffsetSync):
             # The topic holds the syncs of every topic of this source and target; the flow's data topics are the ones measured.
             if self.filter.replicates_topic(sync.topic) and not self.filter.is_heartbeats(sync.topic):
                 self.sync_trail.add(sync)
@@ -240,7 +242,7 @@ class FlowStatus:
             heartbeats={"emitted_age_s": age(self.emitted_heartbeat_ms), "replicated_age_s": age(self.replicated_heartbeat_ms)},
             checkpoints=checkpoints,
             offset_syncs_topic=self.syncs_topic,
-            offset_syncs_topic_exists=self._syncs_topic_exists(existing_source, existing_target),
+            offset_syncs_topic_exists=self.syncs_topic in self._syncs_side(existing_source, existing_target)[1],
             problems=problems,
             stale_state=stale_state_findings(self.filter, self.sync_trail, self.latest_checkpoints.values(), existing_source,
                                              {(tp.topic, tp.partition): end for tp, end in target_end.items()}, self.version),
