@@ -1,12 +1,14 @@
 # Copyright: kafkaops.mirror contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""`up(advertise_ip=True)`: a cluster whose brokers advertise their IP addresses, Ambari and the brokers agreeing.
+"""Ambari configurations a sandbox's brokers first start with, Ambari and the brokers agreeing: `up(advertise_ip=True)`, a
+cluster whose brokers advertise their IP addresses, and `up(brokers=N)`, replication settings for fewer than three brokers.
 
 Before the cluster's Ambari emulator and brokers first start, its stored configuration (clusters/<alias>/ambari-state.json,
 made by the emulator's own code from clusters/<alias>/ambari.json) gets a new kafka-env version with the runbook's
 IP-advertising snippet (docs/reference/ambari-api.md), the brokers counted as restarted with it (nothing stale), and
 clusters/<alias>/broker-config.json what the emulator writes for the brokers after such a restart. So Ambari's API shows
-the snippet (the ambari_kafka role finds IP advertising on and changes nothing) and the brokers start advertising IPs.
+the snippet (the ambari_kafka role finds IP advertising on and changes nothing) and the brokers start advertising IPs. The
+replication settings are a new kafka-broker version the same way.
 """
 from __future__ import annotations
 
@@ -22,6 +24,10 @@ IP_ADVERTISING_SNIPPET = ("\n# Configure Kafka to advertise IP addresses instead
                           'echo "advertised.listeners=PLAINTEXT://$IP_ADDRESS:9092" >> /usr/hdp/current/kafka-broker/conf/server.properties\n')
 VERSION_NOTE = "IP advertising (the runbook's kafka-env snippet), set by `python -m sandbox up --advertise-ip`"
 STATE_FILE = "ambari-state.json"
+# Broker settings that name a number of replicas, with Kafka's default where HDInsight's Ambari stores none: a cluster of
+# fewer brokers cannot hold more.
+REPLICATION_SETTINGS = {"default.replication.factor": 1, "min.insync.replicas": 1, "offsets.topic.replication.factor": 3,
+                        "transaction.state.log.replication.factor": 3, "transaction.state.log.min.isr": 2}
 
 
 def _stored_kafka_env(cluster_dir: Path) -> str | None:
@@ -54,14 +60,35 @@ def advertise_ip(cluster_dir: Path) -> bool:
     env = cluster.desired_properties("kafka-env")
     changed = not broker_config.BrokerConfig(kafka_env=env.get("content", "")).advertise_ip
     if changed:
-        stale = dict(cluster.state["stale"])
-        version = 1 + max(record["version"] for record in cluster.state["configs"]["kafka-env"].values())
-        cluster.set_desired_configs([{"type": "kafka-env", "tag": f"version{version}", "service_config_version_note": VERSION_NOTE,
-                                      "properties": {**env, "content": env.get("content", "") + IP_ADVERTISING_SNIPPET}}], user=cluster.username)
-        cluster.state["stale"] = stale  # the brokers first start with it: nothing runs an older configuration
-        cluster.save()
+        _store_first_version(cluster, "kafka-env", {**env, "content": env.get("content", "") + IP_ADVERTISING_SNIPPET}, VERSION_NOTE)
     _write_broker_config(cluster_dir, cluster)
     return changed
+
+
+def fit_replication(cluster_dir: Path, brokers: int) -> bool:
+    """Store in the cluster's kafka-broker the replication settings a cluster of `brokers` brokers can hold (HDInsight's
+    stock 3 and min.insync.replicas 2 need three: a group's first commit would wait for __consumer_offsets forever), as the
+    administrator of such a cluster sets them, and write broker-config.json to match; False when Ambari already had them.
+    Runs before the emulator and the brokers first start, as advertise_ip does."""
+    cluster = AmbariCluster(json.loads((cluster_dir / "ambari.json").read_text()))
+    current = cluster.desired_properties("kafka-broker")
+    fitted = {key: str(min(brokers, int(current.get(key, default)))) for key, default in REPLICATION_SETTINGS.items()}
+    changed = any(current.get(key) != value for key, value in fitted.items())
+    if changed:
+        _store_first_version(cluster, "kafka-broker", {**current, **fitted},
+                             f"replication settings for {brokers} broker(s), set by `python -m sandbox up --brokers`")
+    _write_broker_config(cluster_dir, cluster)
+    return changed
+
+
+def _store_first_version(cluster: AmbariCluster, config_type: str, properties: dict, note: str) -> None:
+    """A new version of `config_type` that the brokers first start with: nothing runs an older one, so nothing is stale."""
+    stale = dict(cluster.state["stale"])
+    version = 1 + max(record["version"] for record in cluster.state["configs"][config_type].values())
+    cluster.set_desired_configs([{"type": config_type, "tag": f"version{version}", "service_config_version_note": note, "properties": properties}],
+                                user=cluster.username)
+    cluster.state["stale"] = stale
+    cluster.save()
 
 
 def brokers_start_with_ambari_config(cluster_dir: Path) -> bool:

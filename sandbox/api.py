@@ -21,7 +21,7 @@ from pathlib import Path
 from sandbox import ambari_seed, broker, kafka_dist, nodes, probes, processes, wheelhouse
 from sandbox.inventory import TARGET_ALIAS, control_path_dir, write_inventory
 from sandbox.kafka_home import DEFAULT_KAFKA_VERSION, KAFKA_HOME_ON_NODE, write_kafka_home, write_node_kafka_home
-from sandbox.providers import CONTROLLER_PORT, BrokerSpec, get_provider
+from sandbox.providers import CONTROLLER_PORT, ApacheProvider, BrokerSpec, get_provider
 from sandbox.supervisor import CRASHED_STATES, STOPPED_STATES, Program, Supervisor
 from sandbox.topology import AMBARI_PORT, BROKER_PORT, ZOOKEEPER_PORT, Cluster, build_topology
 
@@ -67,10 +67,10 @@ def _supervisord_running(state: dict) -> bool:
     return processes.alive(pid) and processes.belongs_to(pid, Path(state["dir"]))
 
 
-def _check_ports_free(clusters: list, provider, node_mode: str) -> None:
+def _check_ports_free(clusters: list, provider, node_mode: str, brokers: int) -> None:
     wanted = []
     for cluster in clusters:
-        for node in cluster.broker_nodes(provider.brokers_per_cluster):
+        for node in cluster.broker_nodes(brokers):
             wanted += [(node.ip, port, f"{cluster.alias} broker on {node.short}") for port in (BROKER_PORT, *provider.extra_ports)]
         wanted.append((cluster.zookeepers[0].ip, ZOOKEEPER_PORT, f"{cluster.alias} ZooKeeper"))
         wanted.append((cluster.head.ip, AMBARI_PORT, f"{cluster.alias} Ambari emulator"))
@@ -129,7 +129,13 @@ def _node_layout(sandbox_dir: Path, cluster: Cluster, node, layout: dict) -> tup
     if layout["node_mode"] != "ssh" or node not in _host_nodes(cluster):
         return nodes.write_name_view(sandbox_dir, cluster, node, layout["isolate"]), None
     if node.name != layout["mirrormaker_node"]:
-        return nodes.write_host(sandbox_dir, cluster, node)
+        release = layout["releases"].get(cluster.alias)
+        if not release:  # the stand-ins: the MirrorMaker node's home is the only one
+            return nodes.write_host(sandbox_dir, cluster, node)
+        # HDInsight installs Kafka on every node of a Kafka cluster, with its kafka account: a MirrorMaker moved to another
+        # node (a fail-back's, on the old primary) finds its cluster's release there, as on the real one.
+        bind = write_node_kafka_home(nodes.upper_dir(sandbox_dir, node), layout["provider"], sandbox_dir, REPO, release)
+        return nodes.write_host(sandbox_dir, cluster, node, nodes.MIRRORMAKER_SERVICE_ACCOUNTS, bind)
     upper = nodes.upper_dir(sandbox_dir, node)
     bind = write_node_kafka_home(upper, layout["provider"], sandbox_dir, REPO, layout["kafka_version"])
     java8 = [{"source": layout["mirrormaker_java8"], "target": JAVA8_ON_NODE}] if layout["mirrormaker_java8"] else []
@@ -148,7 +154,7 @@ def _cluster_layout(sandbox_dir: Path, cluster: Cluster, provider_name: str, lay
         programs += [init] if init else []
     provider = layout["provider"]
     release = layout["releases"].get(cluster.alias, "")
-    broker_nodes = cluster.broker_nodes(provider.brokers_per_cluster)
+    broker_nodes = cluster.broker_nodes(layout["brokers"])
     zookeeper = f"{cluster.zookeepers[0].ip}:{ZOOKEEPER_PORT}" if provider.uses_zookeeper(release) else ""
     quorum = ",".join(f"{k}@{node.ip}:{CONTROLLER_PORT}" for k, node in enumerate(broker_nodes)) if release and not zookeeper else ""
     broker_programs = {}  # broker node's name -> its supervisord program
@@ -259,7 +265,8 @@ def _host_entries(state: dict) -> list:
 
 def up(sandbox_dir=DEFAULT_DIR, provider: str = "noida", net: int = 0, names: dict | None = None, timeout: float | None = None, subnet: int = 1,
        node_mode: str | None = None, kafka_version: str | None = None, releases: dict | None = None,
-       mirrormaker_node: str | None = None, advertise_ip: bool = False, mirrormaker_java8: str | None = None) -> dict:
+       mirrormaker_node: str | None = None, advertise_ip: bool = False, mirrormaker_java8: str | None = None,
+       brokers: int | None = None) -> dict:
     """Bring both clusters up (or report the running sandbox in `sandbox_dir`) and return the state dict.
 
     `subnet` is the primary's third octet (the secondary's is subnet + 1): 1 as documented; tests that
@@ -274,6 +281,9 @@ def up(sandbox_dir=DEFAULT_DIR, provider: str = "noida", net: int = 0, names: di
     new config version, as after the runbook's step and a restart); a directory whose Ambari lacks it is refused.
     `mirrormaker_java8`: a Java 8 home on this machine (ssh node mode), bound on the MirrorMaker node at JAVA8_ON_NODE as an
     HDInsight 5.x node has its Java 8 (state["mirrormaker_java_home"]); None: the one the directory started with, if any.
+    `brokers`: brokers per cluster, apache only (1 to 3; None: the number the directory started with, else the provider's,
+    3 for apache as HDInsight's smallest clusters); fewer than 3 for a scenario that needs no replication, with replication
+    settings in Ambari that a cluster of that size can hold (ambari_seed.fit_replication).
     """
     # Eight JVMs on 2 cores under a loaded test run took over a minute to answer; the stand-ins answer in seconds.
     timeout = timeout or (UP_TIMEOUT_REAL_KAFKA if provider == "apache" else UP_TIMEOUT)
@@ -294,6 +304,7 @@ def up(sandbox_dir=DEFAULT_DIR, provider: str = "noida", net: int = 0, names: di
         target = next(c for c in clusters if c.alias == TARGET_ALIAS)
         mirrormaker = _mirrormaker_node(target, mirrormaker_node, existing)
         java8 = _mirrormaker_java8(mirrormaker_java8, existing)
+        brokers = _brokers_per_cluster(chosen, brokers, existing)
         if advertise_ip:
             ambari_seed.check_ip_advertising(sandbox_dir, [cluster.alias for cluster in clusters])
         mode = nodes.choose_mode(node_mode)
@@ -302,20 +313,23 @@ def up(sandbox_dir=DEFAULT_DIR, provider: str = "noida", net: int = 0, names: di
             packages = wheelhouse.ensure(REPO)
     except (RuntimeError, ValueError) as exc:
         raise SandboxError(str(exc)) from exc
-    _check_ports_free(clusters, chosen, mode)
+    _check_ports_free(clusters, chosen, mode, brokers)
 
     sandbox_dir.mkdir(parents=True, exist_ok=True)
     supervisor = _supervisor(sandbox_dir)
     layout = {"node_mode": mode, "isolate": nodes.can_isolate(), "provider": chosen, "kafka_version": kafka_version, "releases": releases,
-              "mirrormaker_node": mirrormaker, "mirrormaker_java8": java8}
+              "mirrormaker_node": mirrormaker, "mirrormaker_java8": java8, "brokers": brokers}
     # A host keeps its credentials across a reboot: `up` again in the same directory keeps the Ambari password.
     password = _kept_password(existing) or secrets.token_urlsafe(12)
-    state = {"dir": str(sandbox_dir), "provider": provider, "net": net, "subnet": subnet, "node_mode": mode, "clusters": {}}
+    state = {"dir": str(sandbox_dir), "provider": provider, "net": net, "subnet": subnet, "node_mode": mode, "brokers_per_cluster": brokers,
+             "clusters": {}}
     programs = []
     for cluster in clusters:
         entry, cluster_programs = _cluster_layout(sandbox_dir, cluster, provider, layout, password, supervisor)
         state["clusters"][cluster.alias] = entry
         programs += cluster_programs
+        if brokers < ApacheProvider.brokers_per_cluster and chosen.name == "apache":
+            ambari_seed.fit_replication(sandbox_dir / "clusters" / cluster.alias, brokers)
     if advertise_ip:
         for cluster in clusters:
             ambari_seed.advertise_ip(sandbox_dir / "clusters" / cluster.alias)
@@ -362,6 +376,21 @@ def up(sandbox_dir=DEFAULT_DIR, provider: str = "noida", net: int = 0, names: di
     _write_json(_state_path(sandbox_dir), state)
     write_inventory(sandbox_dir / INVENTORY_FILE, state, supervisor.ctl_command())
     return state
+
+
+def _brokers_per_cluster(provider, requested: int | None, existing: dict | None) -> int:
+    """The brokers each cluster runs: `requested`, else what the directory started with, else the provider's number."""
+    kept = (existing or {}).get("brokers_per_cluster")
+    if requested is None:
+        return kept or provider.brokers_per_cluster
+    if kept and requested != kept:
+        raise ValueError(f"the sandbox in {existing['dir']} runs {kept} broker(s) per cluster, whose data it keeps; bring it up again "
+                         f"with --brokers {kept}, or use another --dir")
+    if provider.name != "apache" and requested != provider.brokers_per_cluster:
+        raise ValueError(f"provider {provider.name} runs {provider.brokers_per_cluster} broker(s) per cluster: --brokers is for the apache provider")
+    if not 1 <= requested <= ApacheProvider.brokers_per_cluster:
+        raise ValueError(f"--brokers must be 1 to {ApacheProvider.brokers_per_cluster} (a broker per worker node), got {requested}")
+    return requested
 
 
 def _releases(provider: str, releases: dict | None, kafka_version: str | None) -> tuple:

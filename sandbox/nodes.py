@@ -35,7 +35,7 @@ NSSWITCH = "hosts: files\n"
 SSH_PORT = 22
 # A node's host key is new with every sandbox dir: never check or record it.
 SSH_OPTIONS = ("-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR")
-# HDInsight's service account for Kafka on the MirrorMaker node: it exists before any role runs.
+# HDInsight's service account for Kafka on the MirrorMaker node (and every node of a real-Kafka lab): it exists before any role runs.
 MIRRORMAKER_SERVICE_ACCOUNTS = ({"user": "kafka", "group": "hadoop", "shell": "/bin/bash"},)
 # Debian packages of the commands a host node needs, for the message when one is missing.
 HOST_NODE_COMMANDS = {"sshd": "openssh-server", "ssh": "openssh-client", "ssh-keygen": "openssh-client", "sudo": "sudo",

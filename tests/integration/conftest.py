@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from sandbox import probes
+from sandbox import api, probes
 from tests.support.real_lab import node_java8
 from tests.support.sandbox_fixture import running_sandbox
 
@@ -67,15 +67,22 @@ APACHE_SUBNET = 40
 REAL_KAFKA_GROUP = "real-kafka"
 
 
+# This worker's real-Kafka lab once it started ("dir"), and how many of the run's tests on it ended ("ended").
+_APACHE_LAB = {"ended": 0}
+APACHE_DOWN_TIMEOUT = 90
+
+
 @pytest.fixture(scope="session")
 def sandbox_apache(tmp_path_factory, sandbox_net):
     """Both clusters on real Apache Kafka (sandbox/kafka_dist.py): three brokers each, primary 2.4.1 with ZooKeeper
     (HDInsight 5.0), secondary 3.2.0 (HDInsight 5.1), MirrorMaker's home of 3.2.0, and Java 8 on MirrorMaker's node, which
     RealLab has MirrorMaker run on. One per worker, and every file that
-    uses it runs on one worker (REAL_KAFKA_FILES), so a test run starts it once."""
+    uses it runs on one worker (REAL_KAFKA_FILES), so a test run starts it once; it stops after the last of them
+    (pytest_runtest_teardown), not with the session."""
     with running_sandbox(tmp_path_factory.mktemp("sandbox-apache"), f"sandbox (apache, net {sandbox_net}, subnet {APACHE_SUBNET})",
-                         down_timeout=90, provider="apache", net=sandbox_net, subnet=APACHE_SUBNET, timeout=600,
+                         down_timeout=APACHE_DOWN_TIMEOUT, provider="apache", net=sandbox_net, subnet=APACHE_SUBNET, timeout=600,
                          mirrormaker_java8=node_java8()) as state:
+        _APACHE_LAB["dir"] = state["dir"]
         yield state
 
 
@@ -91,13 +98,29 @@ REAL_KAFKA_FILES = (
 )
 
 
+def on_apache_lab(item) -> bool:
+    """A test asks for the lab as a fixture, or (a provider parameter that picks its fixture at run time) by the real_kafka mark."""
+    return "sandbox_apache" in item.fixturenames or item.get_closest_marker("real_kafka") is not None
+
+
 def pytest_collection_modifyitems(config, items):
-    # A test asks for the lab as a fixture, or (a provider parameter that picks its fixture at run time) by the real_kafka mark.
-    on_lab = {item.path.relative_to(config.rootpath).as_posix() for item in items
-              if "sandbox_apache" in item.fixturenames or item.get_closest_marker("real_kafka")}
+    on_lab = {item.path.relative_to(config.rootpath).as_posix() for item in items if on_apache_lab(item)}
     unlisted = sorted(on_lab - set(REAL_KAFKA_FILES))
     if unlisted:
         raise pytest.UsageError(f"{unlisted} run tests on the real-Kafka lab: list them in REAL_KAFKA_FILES (tests/integration/conftest.py)")
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_teardown(item, nextitem):
+    """The real-Kafka lab goes down once the run's last test on it has ended, rather than with the worker's session: the
+    worker goes on with other files meanwhile (2026-11-29: for 260 s), and the lab's eight JVMs and its MirrorMakers used
+    about a fifth of a core doing nothing. Every test on it runs on this worker (one scheduling unit), so the count of those
+    that ended reaches the run's number of them here and only here; the fixture's own teardown then finds nothing running."""
+    if not on_apache_lab(item):
+        return
+    _APACHE_LAB["ended"] += 1
+    if "dir" in _APACHE_LAB and _APACHE_LAB["ended"] == sum(map(on_apache_lab, item.session.items)):
+        api.down(_APACHE_LAB.pop("dir"), timeout=APACHE_DOWN_TIMEOUT)
 
 
 def pytest_xdist_make_scheduler(config, log):

@@ -18,7 +18,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from sandbox import kafka_dist
+from sandbox import kafka_dist, processes
 from sandbox.providers import ApacheProvider
 from tests.support.ansible_play import run_playbook
 from tests.support.checkout import REPO
@@ -108,6 +108,19 @@ def jvms_reading(main_class: str, config_file: Path, text: str) -> list:
     return found
 
 
+def mirrormaker_jvms(node: dict) -> list:
+    """PIDs of the Apache MirrorMaker 2 JVMs inside `node`: the processes whose mount namespace holds the node's overlay."""
+    found = []
+    for pid in processes.in_node(node["upper"]):
+        try:
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if MM2_MAIN_CLASS.encode() in argv:
+            found.append(pid)
+    return found
+
+
 class RealLab:
     """One lab's state (sandbox.api.up's answer) and the extra vars every play of a test module starts from."""
 
@@ -137,10 +150,12 @@ class RealLab:
         self.client("primary", "keyed", topic, partitions, per_partition)
 
     def assert_copied_whole(self, remote: str, partitions: int, per_partition: int) -> dict:
-        """The secondary's `remote` topic has its source's partitions, replication factor 3 and every key produce_keyed wrote
-        there; returns the secondary's topics (read_back.py's `topics`) for further checks."""
+        """The secondary's `remote` topic has its source's partitions, the replication factor the role's `auto` gives (3, or
+        the broker count of a smaller lab) and every key produce_keyed wrote there; returns the secondary's topics
+        (read_back.py's `topics`) for further checks."""
         topics = self.client("secondary", "topics")["topics"]
-        assert topics[remote] == {"partitions": partitions, "replication_factor": 3}, topics.get(remote)
+        replication_factor = min(3, len(self.state["clusters"]["secondary"]["brokers"]))
+        assert topics[remote] == {"partitions": partitions, "replication_factor": replication_factor}, topics.get(remote)
         keys = self.client("secondary", "keys", remote)["keys"]
         for partition in range(partitions):
             assert sorted(set(keys[str(partition)])) == sorted(f"p{partition}-{i}" for i in range(per_partition)), partition

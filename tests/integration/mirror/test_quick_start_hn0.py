@@ -45,7 +45,7 @@ from sandbox.nodes import as_root, machine_path, ssh_argv
 from sandbox.providers import ApacheProvider
 from tests.support.ansible_play import run_playbook
 from tests.support.checkout import REPO
-from tests.support.real_lab import MM2_APP_LOG, java_of, node_java8, watch_log_rollovers
+from tests.support.real_lab import MM2_APP_LOG, java_of, mirrormaker_jvms, node_java8, watch_log_rollovers
 from tests.support.sandbox_fixture import running_sandbox
 
 pytestmark = [pytest.mark.integration, pytest.mark.skipif(os.geteuid() != 0, reason="hn0 is an SSH host only as root (ssh node mode)")]
@@ -96,19 +96,6 @@ def readme_inventory(state: dict, path: Path) -> Path:
             f"{broker['node']}:{broker['port']}" for broker in state["clusters"][alias]["brokers"][:count])
     path.write_text(yaml.safe_dump(inventory, sort_keys=False))
     return path
-
-
-def mirrormaker_jvms(node: dict) -> list:
-    """PIDs of the Apache MirrorMaker 2 JVMs inside `node`: the processes whose mount namespace holds the node's overlay."""
-    found = []
-    for pid in processes.in_node(node["upper"]):
-        try:
-            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if b"org.apache.kafka.connect.mirror.MirrorMaker" in argv:
-            found.append(pid)
-    return found
 
 
 @pytest.fixture(scope="module")

@@ -2,7 +2,8 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The newest 4.x end to end, as a user runs it: primary Apache Kafka 3.9.2, secondary 4.3.1 (KRaft both), MirrorMaker 2 of
 4.3.1 on the secondary's wn0, on a real-Kafka lab of this module's own (third octets SUBNET and SUBNET + 1 of the worker's
-net; three brokers per cluster, SSH nodes as strict as HDInsight's).
+net; SSH nodes as strict as HDInsight's). One broker per cluster: nothing here needs replication (tests/integration/real_kafka/
+test_real_kafka.py has it, on three), and three KRaft nodes per cluster cost the run about a quarter of a core while they lived.
 
 1. mirror.yml: the remote topic's records and replication factor read back independently; the MirrorMaker that runs is
    Apache's 4.3.1 (its JVM found in /proc by its main class, the Kafka home it runs from seen through its own root), it
@@ -14,7 +15,10 @@ net; three brokers per cluster, SSH nodes as strict as HDInsight's).
    4.3.1 is checked here, and mirror_validation's report covers that topic: the collection's internal-topic rule and default
    topics.exclude follow the release that runs MirrorMaker (plugins/module_utils/_mm2/naming.py and selection.py, vendored
    into the job), and kafka_topics pre-creates its remote topic as it does any other.
-4. Last, MirrorMaker resumed after the failover with a 1 MB log size and two old files: its log4j2 log rolls at that size
+4. Failing back (README, "Failing back"): after the failover, records produced on the secondary are mirrored back by
+   mirror.yml with the inventory's two cluster groups swapped and MirrorMaker 2 on the primary's wn0, whose Kafka home is
+   3.9.2: the role deploys and runs real MirrorMaker 2 of the last 3.x (log4j 1) there.
+5. Last, MirrorMaker resumed after the failover with a 1 MB log size and two old files: its log4j2 log rolls at that size
    and keeps no third one.
 
 Every check reads state with clients of its own: tests/support/read_back.py under a node's python (the lab's FQDNs
@@ -27,11 +31,13 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 
+from tests.support.ansible_play import run_playbook
 from tests.support.checkout import REPO
 from tests.support.real_lab import MM2_PROPERTIES as PROPERTIES
 from tests.support.real_lab import MM2_APP_LOG as APP_LOG
-from tests.support.real_lab import RealLab, mirror_plan, node_java8, watch_log_rollovers
+from tests.support.real_lab import RealLab, mirror_plan, mirrormaker_jvms, node_java8, watch_log_rollovers
 from tests.support.sandbox_fixture import running_sandbox
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark,
@@ -43,6 +49,7 @@ MIRROR, FAILOVER = REPO / "playbooks" / "mirror.yml", REPO / "playbooks" / "fail
 ORDERS, PARTITIONS, PER_PARTITION = "nr-orders", 3, 300
 OPS = "nr-ops.internal"  # KIP-1074: replicated by 4.x only
 GROUP, CONSUMED = "nr-app", {0: 120, 1: 0, 2: 299}
+BACK, BACK_PER_PARTITION = "nr-back", 100  # produced on the secondary after the failover, mirrored back to the primary
 PLAN = mirror_plan("nr", health_timeout=480)
 VALIDATION_REPORT = "kafkaops.mirror.mirror_validation : Keep the report as a fact"
 PRE_CREATE_TASK = "kafkaops.mirror.kafka_topics : Align the target cluster's topics in one batched call"
@@ -52,14 +59,14 @@ APPLY_TASK = "kafkaops.mirror.failover : Translate the groups' offsets and commi
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory, sandbox_net, mirror_host_ready):
     with running_sandbox(tmp_path_factory.mktemp("newest-release-lab"), f"the newest-release lab (apache {RELEASES}, net {sandbox_net}, subnet {SUBNET})",
-                         down_timeout=120, provider="apache", net=sandbox_net, subnet=SUBNET, releases=RELEASES, timeout=600,
+                         down_timeout=120, provider="apache", net=sandbox_net, subnet=SUBNET, releases=RELEASES, brokers=1, timeout=600,
                          mirrormaker_java8=node_java8()) as state:
         assert state["kafka_version"] == "4.3.1", state["kafka_version"]  # MirrorMaker's home is the secondary's release
         lab = RealLab(state, PLAN)
         mirror_host_ready(state)
-        lab.client("primary", "create", ORDERS, PARTITIONS, 3)
+        lab.client("primary", "create", ORDERS, PARTITIONS, 1)
         lab.produce_keyed(ORDERS, PARTITIONS, PER_PARTITION)
-        lab.client("primary", "create", OPS, 1, 3)
+        lab.client("primary", "create", OPS, 1, 1)
         lab.produce_keyed(OPS, 1, 20)
         for partition, offset in CONSUMED.items():
             lab.client("primary", "commit", GROUP, ORDERS, partition, offset)
@@ -121,7 +128,7 @@ def test_kafka_topics_pre_creates_the_user_internal_topic_for_4x(lab, mirrored):
     source's shape, read back independently."""
     assert not mirrored.failed, failure(mirrored)
     assert f"primary.{OPS}" in mirrored.task(PRE_CREATE_TASK).get("created", []), mirrored.task(PRE_CREATE_TASK)
-    assert lab.client("secondary", "topics")["topics"][f"primary.{OPS}"] == {"partitions": 1, "replication_factor": 3}
+    assert lab.client("secondary", "topics")["topics"][f"primary.{OPS}"] == {"partitions": 1, "replication_factor": 1}
 
 
 def test_validation_covers_the_user_internal_topic_4x_replicates(lab, mirrored):
@@ -175,6 +182,52 @@ def test_failover_check_then_real_on_the_newest_release(lab, mirrored):
         unread = keys[str(partition)][offset:]
         assert {f"p{partition}-{i}" for i in range(consumed, PER_PARTITION)} <= set(unread), (partition, offset)
         assert consumed == PER_PARTITION or unread[0] == f"p{partition}-{consumed}", (partition, offset, unread[:3])
+
+
+def failback_inventory(lab: RealLab, path: Path) -> Path:
+    """The lab's inventory as the README's fail-back has it: the two clusters' groups swapped (the group names fix the
+    direction), and the `mirrormaker` group on the primary's wn0, with the lab's MirrorMaker host settings."""
+    inventory = yaml.safe_load(lab.inventory.read_text())
+    groups = inventory["all"]["children"]
+    groups["primary_kafka"], groups["secondary_kafka"] = groups["secondary_kafka"], groups["primary_kafka"]
+    groups["mirrormaker"]["hosts"] = {lab.node("primary", 0)["name"]: {}}
+    path.write_text(yaml.safe_dump(inventory, sort_keys=False))
+    return path
+
+
+def test_failing_back_runs_mirrormaker_3_9_on_the_old_primary(lab, mirrored, tmp_path):
+    """After the failover, the secondary takes the writes; mirror.yml with the groups swapped mirrors them back to the primary,
+    MirrorMaker 2 running on the primary's wn0 from its 3.9.2 home (the role's only deployment of the last 3.x). Read back
+    independently: every record on the primary, the JVM in that node's mount namespace with the 3.9.2 jars, its log4j 1 log;
+    then mirrormaker2_state absent removes the reverse mirror."""
+    assert not mirrored.failed, failure(mirrored)
+    lab.client("secondary", "create", BACK, PARTITIONS, 1)
+    lab.client("secondary", "keyed", BACK, PARTITIONS, BACK_PER_PARTITION)
+    flow = dict(PLAN["mirrormaker2_flows"][0], source="secondary", target="primary")
+    started = time.monotonic()
+    inventory, plan = failback_inventory(lab, tmp_path / "failback.yml"), {**lab.plan, "mirrormaker2_flows": [flow]}
+    play = run_playbook(MIRROR, inventory=inventory, skip_tags="mirror_validation", diff=True, timeout=1200, extra_vars=plan)
+    print(f"\nmirror.yml back from 4.3.1 to 3.9.2: {round(time.monotonic() - started, 1)} s")
+    assert not play.failed, failure(play)
+
+    keys = lab.client("primary", "keys", f"secondary.{BACK}", node=2)["keys"]
+    for partition in range(PARTITIONS):
+        assert sorted(set(keys[str(partition)])) == sorted(f"p{partition}-{i}" for i in range(BACK_PER_PARTITION)), partition
+    wn0 = lab.node("primary", 0)
+    [pid] = mirrormaker_jvms(wn0)
+    jars = {p.name for p in Path(f"/proc/{pid}/root/usr/hdp/current/kafka-broker/libs").glob("kafka-clients-*.jar")}
+    assert jars == {"kafka-clients-3.9.2.jar"}, jars
+    argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
+    assert "-Dlog4j.configuration=file:/etc/kafka-mirrormaker2/log4j.properties" in argv, argv
+    log = (Path(wn0["upper"]) / str(APP_LOG).lstrip("/")).read_text(errors="replace")
+    assert "Kafka version: 3.9.2" in log and "MirrorSourceConnector" in log, log[-2000:]
+    properties = (Path(wn0["upper"]) / str(PROPERTIES).lstrip("/")).read_text()
+    assert "secondary->primary.enabled=true" in properties and "primary->secondary.enabled" not in properties, properties
+
+    # Failed back: the reverse mirror goes (the forward one resumes in the next test), and its JVM with it.
+    removed = run_playbook(MIRROR, inventory=inventory, tags="mirrormaker2", timeout=600, extra_vars={**plan, "mirrormaker2_state": "absent"})
+    assert not removed.failed, failure(removed)
+    assert mirrormaker_jvms(wn0) == [] and not (Path(wn0["upper"]) / str(PROPERTIES).lstrip("/")).exists()
 
 
 def test_mirrormaker_log_rolls_at_its_size_and_keeps_its_count(lab, mirrored):

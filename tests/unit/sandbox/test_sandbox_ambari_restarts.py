@@ -22,10 +22,10 @@ class FakeSupervisor:
         return ["supervisorctl", "-c", "supervisord.conf"]
 
 
-def ambari_json(tmp_path, provider, releases) -> dict:
+def ambari_json(tmp_path, provider, releases, brokers=None) -> dict:
     primary = build_topology(9)[0]
     layout = {"node_mode": "local", "isolate": False, "provider": provider, "kafka_version": "3.9", "releases": releases,
-              "mirrormaker_node": None}
+              "mirrormaker_node": None, "brokers": brokers or provider.brokers_per_cluster}
     api._cluster_layout(tmp_path, primary, provider.name, layout, "pw", FakeSupervisor())
     return json.loads((tmp_path / "clusters" / "primary" / "ambari.json").read_text())
 
@@ -43,6 +43,12 @@ def test_every_worker_of_an_apache_cluster_restarts_its_own_broker(tmp_path, mon
     config = ambari_json(tmp_path, ApacheProvider(), {"primary": "3.9.2"})
     programs = {host.split("-", 1)[0]: argv[-1] for host, argv in config["restart_commands"].items()}
     assert programs == {"wn0": "primary-broker", "wn1": "primary-broker-1", "wn2": "primary-broker-2"}
+
+
+def test_every_worker_of_a_one_broker_apache_cluster_restarts_its_one_broker(tmp_path, monkeypatch):
+    monkeypatch.setattr(ApacheProvider, "uses_zookeeper", lambda self, release: False)
+    config = ambari_json(tmp_path, ApacheProvider(), {"primary": "4.3.1"}, brokers=1)
+    assert {argv[-1] for argv in config["restart_commands"].values()} == {"primary-broker"} and len(config["restart_commands"]) == 3
 
 
 def hosts(count: int) -> list:
