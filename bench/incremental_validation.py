@@ -23,54 +23,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
+from confluent_kafka import Consumer, TopicPartition
 
 from bench.validation import (CLIENT, PRODUCER_BATCH, READ_TIMEOUT_S, brokers, create_topic, mirror, produce, settle,
                               validate)
-
-
-def append(bootstrap, topic, partitions, first, count, batching):
-    """`count` records numbered from `first`: keys and values none of the first records has."""
-    producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": False, **batching})
-    for number in range(first, first + count):
-        while True:
-            try:
-                producer.produce(topic, key=b"day-%09d" % number, value=b"appended %09d " % number + b"y" * 70,
-                                 headers=[("n", b"%d" % number)], partition=number % partitions)
-                break
-            except BufferError:
-                producer.poll(0.1)
-    if producer.flush(300):
-        raise RuntimeError("appending to %s did not finish" % topic)
-
-
-def copy_from(source, target, topic, remote, starts, batching):
-    """Copy `topic` from the offsets `starts` ({partition: offset}) to its end onto `remote`, as MirrorMaker would."""
-    consumer = Consumer({"bootstrap.servers": source, "group.id": "bench-copy", "enable.auto.commit": False,
-                         "enable.partition.eof": True, "auto.offset.reset": "earliest", **CLIENT})
-    producer = Producer({"bootstrap.servers": target, "enable.idempotence": False, "max.in.flight.requests.per.connection": 1,
-                         **batching})
-    consumer.assign([TopicPartition(topic, partition, offset) for partition, offset in starts.items()])
-    done = set()
-    try:
-        while len(done) < len(starts):
-            for message in consumer.consume(num_messages=10000, timeout=1.0):
-                if message.error():
-                    if message.error().code() == KafkaError._PARTITION_EOF:  # pylint: disable=protected-access
-                        done.add(message.partition())
-                        continue
-                    raise RuntimeError(str(message.error()))
-                while True:
-                    try:
-                        producer.produce(remote, key=message.key(), value=message.value(), headers=message.headers(),
-                                         partition=message.partition(), timestamp=message.timestamp()[1])
-                        break
-                    except BufferError:
-                        producer.poll(0.1)
-    finally:
-        consumer.close()
-    if producer.flush(300):
-        raise RuntimeError("copying %s did not finish" % topic)
 
 
 def end_offsets(bootstrap, topic, partitions):
@@ -106,15 +62,15 @@ def main():
         with brokers(args.provider, args.net, args.subnet, work / args.provider) as ((source, target), broker_pids):
             create_topic(source, topic, args.partitions)
             produce(source, topic, args.partitions, args.records, batching)
-            remote = mirror(source, target, topic, args.partitions, batching)
+            mirror(source, target, topic, args.partitions, batching)
             settle(broker_pids)
             validated_state = work / "state-after-first-run.json"
             first = run_job(source, target, topic, work, args.provider, "first-incremental",
                             ("--mode", "incremental", "--state-file", str(validated_state)))
             print("first incremental run (no state: full): %s" % first, flush=True)
             starts = end_offsets(source, topic, args.partitions)
-            append(source, topic, args.partitions, args.records, args.appended, batching)
-            copy_from(source, target, topic, remote, starts, batching)
+            produce(source, topic, args.partitions, args.appended, batching, first=args.records)
+            mirror(source, target, topic, args.partitions, batching, starts=starts)
             runs = []
             for round_number in range(args.rounds):
                 for mode in ("full", "incremental"):
