@@ -42,7 +42,7 @@ def run_job(source, target, topic, work, provider, label, mode_args):
     if not report["passed"]:
         raise RuntimeError("the %s run did not pass: %s" % (label, report["message"]))
     return {"run": label, "wall_s": round(wall, 1), "job_s": report["duration_s"], "records_read": report["records_read"],
-            "message": report["message"]}
+            "message": report["message"], "timings": report["timings"]}
 
 
 def main():

@@ -184,3 +184,22 @@ def test_other_modes_write_no_state_and_a_bounded_run_says_it_is_not_a_full_vali
         assert [entry["partition"] for entry in result["topics"][0]["partitions"]] == [0]
     else:
         assert result["coverage"] == {"mode": "full", "complete": True, "partitions_checked": 2, "partitions_total": 2}
+
+
+def test_a_target_emptied_below_the_validated_offset_is_stale_without_reading_past_its_end(tmp_path, monkeypatch):
+    mirror = Mirror(monkeypatch)
+    run(monkeypatch, options(tmp_path))
+    mirror.target.topics_held["primary.orders"][0] = records(b"p0", 0, 40)  # recreated: its end (40) below the 100 validated
+    asked = []
+    reads = Cluster.read_ranges
+
+    def read_ranges(cluster, ranges):
+        ranges = list(ranges)
+        asked.extend((part.topic, part.partition, part.start, part.end) for part in ranges)
+        return reads(cluster, ranges)
+
+    monkeypatch.setattr(Cluster, "read_ranges", read_ranges)
+    state = job.prepare(options(tmp_path))
+    assert ranges(state)[0] == ((0, 100), (0, 40)) and state.plans[(0, 0)].how == "full"
+    assert "the target partition ends at offset 40, below the 100 validated before" in state.plans[(0, 0)].reason
+    assert ("primary.orders", 0, 99, 100) not in asked and ("orders", 0, 99, 100) in asked

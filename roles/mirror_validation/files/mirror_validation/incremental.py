@@ -36,7 +36,9 @@ def plan_pairs(pairs, stored_topics, readers):
             if entry is not None:
                 for side_name, offset in resume_plan.last_records_to_check(entry):
                     side = SOURCE if side_name == "source" else TARGET
-                    wanted[side].append(Slice(side, pair.index, _topic(pair, side), partition, offset, offset + 1, False))
+                    start, end = (pair.source_offsets if side == SOURCE else pair.target_offsets).get(partition, (0, 0))
+                    if start <= offset < end:  # below the log start or past its end there is no record to read
+                        wanted[side].append(Slice(side, pair.index, _topic(pair, side), partition, offset, offset + 1, False))
     found = {}
     for side, ranges in wanted.items():
         if ranges:
