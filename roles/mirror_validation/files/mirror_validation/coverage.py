@@ -70,7 +70,7 @@ def summary(mode, topics, state_note=None):
         return entry, ("bounded: %d of %d partition(s) checked, NOT a full validation (%d partition(s) not checked, listed in the"
                        " report)" % (checked, checked + left_out, left_out))
     if mode == INCREMENTAL:
-        hows = [entry_["checked"]["how"] for topic in topics for entry_ in topic["partitions"] if "checked" in entry_]
+        hows = [partition["checked"]["how"] for topic in topics for partition in topic["partitions"] if "checked" in partition]
         entry.update(resumed=hows.count("resumed"), full=hows.count("full"))
         if state_note:
             entry["state"] = state_note

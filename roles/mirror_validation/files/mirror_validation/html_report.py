@@ -155,7 +155,7 @@ def coverage_line(report):
     """Under the verdict: what an incremental or a bounded run checked (coverage.py); nothing for a full run."""
     covered = report.get("coverage") or {}
     if covered.get("mode") == "bounded":
-        left_out = "; ".join("%s partitions %s" % (item["source_topic"], ", ".join(str(p) for p in item["partitions"]))
+        left_out = "; ".join("%s partitions %s" % (item["source_topic"], ", ".join(str(partition) for partition in item["partitions"]))
                              for item in covered["not_checked"])
         return ('<p class="verdict partial">Bounded run, NOT a full validation: %d of %d partition(s) checked. Not checked: %s.</p>'
                 % (covered["partitions_checked"], covered["partitions_total"], escape(left_out or "nothing")))
