@@ -204,7 +204,7 @@ def test_an_incremental_report_says_which_ranges_were_checked_and_who_validated_
     state = {"orders": validation_state.topic_entry("primary.orders", "run7", "2026-11-28T10:00:00+00:00", {0: (400, 402, None, None)})}
     coverage.annotate_incremental(topics, [pair], plans, state)
     assert topics[0]["coverage"] == [
-        "p0: source 400-499, target 402-502 checked; offsets below source 400 and target 402 were validated by run run7 at"
+        "p0: source 400-499, target 402-502 checked; offsets below source 400 and target 402 were validated before, last by run run7 at"
         " 2026-11-28T10:00:00+00:00",
         "p1: source 0-49, target 0-49 checked in full (%s)" % resume_plan.NO_STATE]
     covered, lead = coverage.summary("incremental", topics)

@@ -23,7 +23,7 @@ def partition_text(entry):
     if checked["how"] == "full":
         text = "p%d: %s checked in full (%s)" % (entry["partition"], ranges, checked["reason"])
     else:
-        text = "p%d: %s checked; offsets below source %d and target %d were validated by run %s at %s" % (
+        text = "p%d: %s checked; offsets below source %d and target %d were validated before, last by run %s at %s" % (
             entry["partition"], ranges, checked["validated_source_offset"], checked["validated_target_offset"], checked["validated_by"],
             checked["validated_at"])
     return "; ".join([text] + list(checked["notes"]))
