@@ -229,5 +229,6 @@ def render(report):
     drift = report.get("topic_drift")
     return ('<!DOCTYPE html><html><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">'
             '<title>Mirror validation: %s</title><style>%s</style></head><body><h1>Mirror validation</h1><p class="verdict %s">%s</p>%s%s%s%s%s%s%s'
-            '</body></html>' % (verdict, _STYLE, verdict, escape(report["message"]), coverage_line(report), summary_table(report) + topic_drift_line(drift), _facts(report),
-                                strips, sections, _groups_section(report.get("groups", [])), topic_drift_section(drift)))
+            '</body></html>' % (verdict, _STYLE, verdict, escape(report["message"]), coverage_line(report),
+                                summary_table(report) + topic_drift_line(drift), _facts(report), strips, sections,
+                                _groups_section(report.get("groups", [])), topic_drift_section(drift)))
