@@ -100,6 +100,13 @@ def test_records_copied_again_after_a_restart_are_duplicates_not_unexpected():
     assert samples == {"duplicate": [5, 6]} and reads == [((0, 0), 2)]
 
 
+def test_records_copied_again_after_new_ones_are_duplicates_too():
+    # MirrorMaker copied F and G, then restarted from its last commit below the validated offset (D) and copied D to G again.
+    counts, samples, reads = compare_resumed("ABCDE", "FGH", "FGDEFGH")
+    assert (counts.get("duplicates"), counts.get("unexpected", 0), counts.get("missing", 0)) == (4, 0, 0)
+    assert samples == {"duplicate": [7, 8, 9, 10]} and reads == [((0, 0), 4)]
+
+
 def test_a_record_after_the_validated_offsets_that_the_source_never_had_is_unexpected():
     counts, samples, _reads = compare_resumed("ABCDE", "FGH", "DXFGH")
     assert (counts.get("duplicates"), counts.get("unexpected")) == (1, 1) and samples["unexpected"] == [6]

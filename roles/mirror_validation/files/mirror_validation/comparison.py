@@ -64,13 +64,14 @@ def _bounds_of(summaries, bounds, resumed, recopies):
     partition resumed at validated offsets, the fingerprints of the source records below its range."""
     rows = {}
     for key, summary in summaries.items():
-        source_begin, _source_end, target_begin, target_end, behind = bounds[key]
+        source_begin, _source_end, target_begin, _target_end, behind = bounds[key]
         resumed_source, resumed_target = resumed.get(key, (False, False))
         below = None
         if resumed_source:
-            # Every target record before the first match may be a copy of a record below the range: read as many back.
-            before_matches = (target_end if summary["first_matched_target"] is None else summary["first_matched_target"]) - target_begin
-            below = recopies(key, before_matches) if summary["residue"] and before_matches > 0 else frozenset()
+            # Each target record without a counterpart in the range may be a copy of a record below it (MirrorMaker copies
+            # again from its last commit, which may lie below the range's start): read as many back.
+            unmatched = summary["target_count"] - summary["matched"]
+            below = recopies(key, unmatched) if summary["residue"] and unmatched > 0 else frozenset()
         # A range that starts at a validated target offset lost nothing to retention: a source record at its start
         # without a copy is missing, not expired on the target.
         rows[key] = (summary["first_matched_source"], summary["first_matched_target"], summary["last_matched_source"],

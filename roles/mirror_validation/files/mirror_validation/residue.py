@@ -11,9 +11,9 @@ partition, a one-sided record is classified from where the partition's matches l
   else `missing`;
 - a target record: `expired` when the source log start is above 0 and it precedes the first match,
   `duplicate` when the source has its fingerprint, else `unexpected`. In a partition an incremental run resumed
-  at validated offsets (resume_plan.py), a target record that precedes the first match is MirrorMaker copying
-  records validated earlier again (at-least-once): a `duplicate` when the source records just below the range
-  have its fingerprint (the partition's `recopies`), else `unexpected`.
+  at validated offsets (resume_plan.py), a target record may be MirrorMaker copying records validated earlier
+  again (at-least-once, from its last commit, which may lie below the range's start): a `duplicate` also when
+  the source records just below the range have its fingerprint (the partition's `recopies`), wherever it lies.
 
 A partition whose residue holds copies of one fingerprint on both sides (a record that waited longer than
 the window), or a target copy whose source presence the task's window forgot, is `unsettled`: its task
@@ -47,10 +47,9 @@ def _classify_partition(key, fp, sources, targets, bounds):
     seen = {flag for _offset, flag in targets}
     in_source = SEEN in seen
     for offset, _flag in targets:
-        before_matches = offset < (_NO_OFFSET if first_target is None else first_target)
-        if recopies is not None and before_matches:
+        if recopies is not None:
             kind = "duplicate" if in_source or fp in recopies else "unexpected"
-        elif source_begin > 0 and before_matches:
+        elif source_begin > 0 and offset < (_NO_OFFSET if first_target is None else first_target):
             kind = "expired"
         else:
             kind = "duplicate" if in_source else "unexpected"

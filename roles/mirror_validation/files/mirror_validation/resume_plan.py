@@ -6,9 +6,10 @@ the log starts (in full) when there are none or they no longer describe these lo
 A stored pair (S, T) says: target offsets below T hold a complete copy of source offsets below S. The next run compares
 source [S, end) with target [T, end), with three rules that keep MirrorMaker 2's behaviour from looking like defects:
 
-- at-least-once: a MirrorMaker that restarts before committing its source offsets copies records below S again, after T.
-  Such target records, before the range's first match, are duplicates when a source record just below S has their
-  fingerprint (residue.py, with the fingerprints comparison.py reads back), else unexpected;
+- at-least-once: a MirrorMaker that restarts before committing its source offsets copies records below S again, after T
+  (after copies of records from S on too, when it copied them before the restart). Such target records, wherever they lie
+  in the range, are duplicates when a source record just below S has their fingerprint (residue.py, with the
+  fingerprints comparison.py reads back), else unexpected;
 - retention: a log start above the stored offset starts the range there; the report says which offsets were deleted
   before this job saw them, and records missing their counterpart at the range's start are then expired, as in full runs;
 - a log that is not the one validated (its end below the stored offset, or the last record validated below the stored
