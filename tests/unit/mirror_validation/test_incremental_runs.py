@@ -203,3 +203,15 @@ def test_a_target_emptied_below_the_validated_offset_is_stale_without_reading_pa
     assert ranges(state)[0] == ((0, 100), (0, 40)) and state.plans[(0, 0)].how == "full"
     assert "the target partition ends at offset 40, below the 100 validated before" in state.plans[(0, 0)].reason
     assert ("primary.orders", 0, 99, 100) not in asked and ("orders", 0, 99, 100) in asked
+
+
+def test_a_state_that_cannot_be_written_makes_a_passed_run_exit_2_saying_so(tmp_path, monkeypatch):
+    Mirror(monkeypatch)
+
+    def disk_full(*_args):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(job.validation_state, "save", disk_full)
+    result = run(monkeypatch, options(tmp_path))
+    assert (result["exit_code"], result["coverage"]["state_written"]) == (report.UNAVAILABLE, False)
+    assert "the mirror passed, but state_file %s could not be written" % (tmp_path / "state.json") in result["error"]

@@ -104,6 +104,28 @@ class _Run:
             raise ValidationUnavailable("the mirror passed, but state_file %s could not be written (%s): the next incremental run"
                                         " would validate in full" % (options.state_file, error)) from None
 
+    def conclude(self, topics, error):
+        """(exit code, error, the report's coverage entry, the verdict's first words) of the compared `topics`: what the
+        mode checked, and the incremental state replaced when the run passed."""
+        mode = self.options.mode
+        if mode == coverage.INCREMENTAL and self.plans:
+            coverage.annotate_incremental(topics, self.pairs, self.plans, self.stored_topics)
+        elif mode == coverage.BOUNDED:
+            coverage.annotate_bounded(topics, self.pairs, self.not_checked)
+        code = report.exit_code(topics, error)
+        state_written = False
+        if mode == coverage.INCREMENTAL and code == report.PASSED:
+            try:
+                self.save_state()
+                state_written = True
+            except ValidationUnavailable as unavailable:
+                error = str(unavailable)
+                code = report.exit_code(topics, error)
+        covered, lead = coverage.summary(mode, topics, self.checks.get("state"))
+        if mode == coverage.INCREMENTAL:
+            covered["state_written"] = state_written
+        return code, error, covered, lead
+
     def _task_budget(self):
         return self.options.task_records or self.options.slice_records
 
@@ -371,22 +393,7 @@ def run(context, options, prepared=None):
     if error and not topics:
         topics = [report.topic_entry(pair, {}, {}, {}, {}, {}, options.max_duplicate_ratio)
                   for pair in state.pairs if not pair.target_exists]
-    if options.mode == coverage.INCREMENTAL and state.plans:
-        coverage.annotate_incremental(topics, state.pairs, state.plans, state.stored_topics)
-    elif options.mode == coverage.BOUNDED:
-        coverage.annotate_bounded(topics, state.pairs, state.not_checked)
-    code = report.exit_code(topics, error)
-    state_written = False
-    if options.mode == coverage.INCREMENTAL and code == report.PASSED:
-        try:
-            state.save_state()
-            state_written = True
-        except ValidationUnavailable as unavailable:
-            error = str(unavailable)
-            code = report.exit_code(topics, error)
-    covered, lead = coverage.summary(options.mode, topics, state.checks.get("state"))
-    if options.mode == coverage.INCREMENTAL:
-        covered["state_written"] = state_written
+    code, error, covered, lead = state.conclude(topics, error)
     duration = time.monotonic() - clock
     records = sum(topic["totals"].get("source_count", 0) + topic["totals"].get("target_count", 0) for topic in topics)
     message = report.summary_message(topics, error)
