@@ -90,8 +90,8 @@ def main():
     medians = {mode: {name: statistics.median(run[name] for run in runs if run["mode"] == mode) for name in ("wall_s", "job_s", "records_read")}
                for mode in ("full", "incremental")}
     print()
-    print("mirror: %d records + %d appended on %d partitions (%s), %s" % (args.records, args.appended, args.partitions, args.provider,
-                                                                        time.strftime("%Y-%m-%d %H:%M:%S")))
+    print("mirror: %d records + %d appended on %d partitions (%s), %s"
+          % (args.records, args.appended, args.partitions, args.provider, time.strftime("%Y-%m-%d %H:%M:%S")))
     for name, title in (("wall_s", "wall time with Spark's start"), ("job_s", "job time (Spark up)"), ("records_read", "records read")):
         print("full / incremental, %s: %.1f / %.1f = %.1fx" % (title, medians["full"][name], medians["incremental"][name],
                                                                medians["full"][name] / max(medians["incremental"][name], 1e-9)))

@@ -133,14 +133,6 @@ def test_bad_settings_fail_before_anything_runs(sandbox, tmp_path):
     assert not (tmp_path / "host-work").exists() and not (tmp_path / "controller-reports").exists()
 
 
-def test_bounded_mode_without_a_sample_fails_before_anything_runs(sandbox, tmp_path):
-    play = run_role(sandbox, tmp_path, mirror_validation_mode="bounded")
-    assert play.failed
-    verdict = play.task(ROLE + "Fail on a value the job would refuse")
-    assert verdict.get("failed") and "sample_partitions must be >= 1 with mode bounded" in verdict["msg"]
-    assert not (tmp_path / "host-work").exists() and not (tmp_path / "controller-reports").exists()
-
-
 def test_check_mode_changes_nothing(sandbox, mirrors, tmp_path):
     """A host that has this version of the job already: its copy is not planned again; the reports directory is, and in
     incremental mode the state directory, whose state the job writes only when it runs (never in check mode)."""

@@ -38,6 +38,7 @@ def test_a_bounded_run_says_it_is_not_a_full_validation_and_lists_what_it_left_o
 
 
 def test_a_full_run_reads_as_before():
-    lines = summary(report("full"))
-    assert lines[0] == "Mirror validation PASSED (exit code 0): no defects"
-    assert not [line for line in lines if "NOT" in line or "ncremental" in line]
+    for full in (report("full"), {key: value for key, value in report("full").items() if key != "coverage"}):
+        lines = summary(full)
+        assert lines[0] == "Mirror validation PASSED (exit code 0): no defects"
+        assert not [line for line in lines if "NOT" in line or "ncremental" in line]

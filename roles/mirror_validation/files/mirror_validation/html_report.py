@@ -160,9 +160,9 @@ def coverage_line(report):
         return ('<p class="verdict partial">Bounded run, NOT a full validation: %d of %d partition(s) checked. Not checked: %s.</p>'
                 % (covered["partitions_checked"], covered["partitions_total"], escape(left_out or "nothing")))
     if covered.get("mode") == "incremental":
+        state = "written" if covered.get("state_written") else "NOT written (the run did not pass)"
         return ('<p class="verdict partial">Incremental run: %d partition(s) checked from the offsets validated before, %d in full'
-                ' (ranges per topic below); state %s.</p>' % (covered["resumed"], covered["full"],
-                                                             "written" if covered.get("state_written") else "NOT written (the run did not pass)"))
+                ' (ranges per topic below); state %s.</p>' % (covered["resumed"], covered["full"], state))
     return ""
 
 
