@@ -147,9 +147,10 @@ def create_topic(bootstrap, topic, partitions, replication=1):
         future.result()
 
 
-def produce(bootstrap, topic, partitions, count, batching):
+def produce(bootstrap, topic, partitions, count, batching, first=0):
+    """`count` records numbered from `first` (values differ by number, keys repeat every 100000)."""
     producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": False, **batching})
-    for number in range(count):
+    for number in range(first, first + count):
         while True:
             try:
                 producer.produce(topic, key=b"key-%06d" % (number % 100000), value=b"value %09d " % number + b"x" * 70,
@@ -161,11 +162,12 @@ def produce(bootstrap, topic, partitions, count, batching):
         raise RuntimeError("producing %s did not finish" % topic)
 
 
-def consume(bootstrap, topic, partitions, on_message=None):
-    """Read `topic` to its end with confluent-kafka; returns the record count (the raw consume rate's work)."""
+def consume(bootstrap, topic, partitions, on_message=None, starts=None):
+    """Read `topic` to its end with confluent-kafka, from its start or the offsets `starts` ({partition: offset}); returns
+    the record count (the raw consume rate's work)."""
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "bench-raw", "enable.auto.commit": False,
                          "enable.partition.eof": True, "auto.offset.reset": "earliest", **CLIENT})
-    consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
+    consumer.assign([TopicPartition(topic, p, (starts or {}).get(p, 0)) for p in range(partitions)])
     done, count = set(), 0
     try:
         while len(done) < partitions:
@@ -183,10 +185,12 @@ def consume(bootstrap, topic, partitions, on_message=None):
     return count
 
 
-def mirror(source, target, topic, partitions, batching, replication=1):
-    """Copy every partition to primary.<topic> on the target, in order, keeping key, value, headers and timestamp."""
+def mirror(source, target, topic, partitions, batching, replication=1, starts=None):
+    """Copy every partition to primary.<topic> on the target, in order, keeping key, value, headers and timestamp; with
+    `starts` ({partition: offset}), only the records from there on, to the remote topic a first call created."""
     remote = "primary." + topic
-    create_topic(target, remote, partitions, replication)
+    if starts is None:
+        create_topic(target, remote, partitions, replication)
     producer = Producer({"bootstrap.servers": target, "enable.idempotence": False, "max.in.flight.requests.per.connection": 1,
                          **batching})
 
@@ -199,7 +203,7 @@ def mirror(source, target, topic, partitions, batching, replication=1):
             except BufferError:
                 producer.poll(0.1)
 
-    consume(source, topic, partitions, copy)
+    consume(source, topic, partitions, copy, starts)
     if producer.flush(300):
         raise RuntimeError("mirroring %s did not finish" % topic)
     return remote

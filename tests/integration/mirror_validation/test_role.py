@@ -134,16 +134,18 @@ def test_bad_settings_fail_before_anything_runs(sandbox, tmp_path):
 
 
 def test_check_mode_changes_nothing(sandbox, mirrors, tmp_path):
-    """A host that has this version of the job already: its copy is not planned again; the reports directory is."""
+    """A host that has this version of the job already: its copy is not planned again; the reports directory is, and in
+    incremental mode the state directory, whose state the job writes only when it runs (never in check mode)."""
     job = tmp_path / "host-work" / "job"
     job.mkdir(parents=True)
     write_archive(str(JOB_FILES / "mirror_validation"), str(job / "mirror_validation.zip"))
     (job / "validate_mirror.py").write_bytes((JOB_FILES / "validate_mirror.py").read_bytes())
     for path in job.iterdir():
         path.chmod(0o644)
-    play = run_role(sandbox, tmp_path, check=True, mirror_validation_topics=scenario_regex(mirrors, "clean"))
+    play = run_role(sandbox, tmp_path, check=True, mirror_validation_topics=scenario_regex(mirrors, "clean"), mirror_validation_mode="incremental")
     assert not play.failed, play.stdout[-3000:]
-    assert play.task(ROLE + "Create the job and report directories")["changed"]
+    planned = play.task(ROLE + "Create the job, report and state directories")
+    assert planned["changed"] and [item["item"] for item in planned["results"]][-1] == str(tmp_path / "host-work" / "state")
     assert not play.task(SHIP)["changed"] and not play.task(ROLE + "Remove what earlier versions left in the job directory")["changed"]
     assert sorted(path.name for path in (tmp_path / "host-work").rglob("*")) == ["job", "mirror_validation.zip", "validate_mirror.py"]
     assert not (tmp_path / "controller-reports").exists()

@@ -7,8 +7,13 @@ Every expectation is derived from how mirror_copy broke the copy, not from the j
 """
 from __future__ import annotations
 
+import re
+import time
+
 import pytest
 
+from tests.support import mirror_copy
+from tests.support.mirror_copy import Scenario
 from tests.support.validation_runs import COMBINED_ARGUMENTS, comparable, scenario_regex as regex, topic_of
 
 pytestmark = [
@@ -130,3 +135,35 @@ def test_bad_arguments_fail_before_touching_kafka(mirrors, run_job, capsys):
     assert main(["--source-bootstrap", "x", "--target-bootstrap", "y", "--topics", ".*", "--source-alias", "primary",
                  "--max-duplicate-ratio", "-1"]) == 2
     assert "max_duplicate_ratio must be >= 0" in capsys.readouterr().err
+
+
+def test_an_incremental_run_checks_only_what_was_appended_since_the_last_passed_one(sandbox, run_job, tmp_path):
+    """The first incremental run has no state: it checks in full and writes the state. After 20 records appended per
+    partition and copied, MirrorMaker having copied the last 3 validated records of partition 0 again first (a restart
+    before its commit), and on partition 1 the first 5 new ones, then the last 2 validated ones and all new ones again (a
+    restart later, from a commit below the validated offset), the next run checks only the appended ranges, counts the
+    re-copies as duplicates, and its ranges end where an independent kafka-python client reads the logs' ends."""
+    names = mirror_copy.build_on(sandbox, "mvinc", [Scenario("incremental")])["incremental"]
+    source, target = (sandbox["clusters"][alias]["bootstrap_servers"] for alias in (mirror_copy.SOURCE_ALIAS, mirror_copy.TARGET_ALIAS))
+    state = tmp_path / "state" / "flow.json"
+    incremental = ("--mode", "incremental", "--state-file", str(state), "--max-duplicate-ratio", "0.5")
+    code, first = run_job(re.escape(names["source_topic"]), *incremental)
+    assert (code, first["coverage"]["full"], first["coverage"]["state_written"]) == (0, 3, True) and state.exists()
+
+    validated = mirror_copy.read_back(source, names["source_topic"])
+    stamp = int(time.time() * 1000)
+    appended = {p: [mirror_copy.Record(b"new-%d" % i, b"appended p%d #%d" % (p, i), [], stamp + i) for i in range(20)] for p in range(3)}
+    mirror_copy.produce(source, names["source_topic"], appended)
+    new = {p: records[100:] for p, records in mirror_copy.read_back(source, names["source_topic"]).items()}
+    copies = {0: validated[0][-3:] + new[0], 1: new[1][:5] + validated[1][-2:] + new[1], 2: new[2]}
+    mirror_copy.produce(target, names["target_topic"], copies)
+
+    code, second = run_job(re.escape(names["source_topic"]), *incremental)
+    topic = topic_of(second, names["source_topic"])
+    assert code == 0 and second["coverage"]["resumed"] == 3 and second["message"].startswith("incremental: 3 partition(s)")
+    source_now, target_now = mirror_copy.read_back(source, names["source_topic"]), mirror_copy.read_back(target, names["target_topic"])
+    assert [(p["source_offsets"], p["target_offsets"]) for p in topic["partitions"]] == [
+        ([100, len(source_now[p])], [100, len(target_now[p])]) for p in range(3)]
+    assert [(p["source_count"], p["target_count"], p["duplicates"], p["unexpected"], p["missing"]) for p in topic["partitions"]] == [
+        (20, 23, 3, 0, 0), (20, 27, 7, 0, 0), (20, 20, 0, 0, 0)]
+    assert topic["partitions"][0]["checked"]["validated_by"] == first["run"]

@@ -105,12 +105,18 @@ def report(defective):
         counts[3].update(missing=3, target_count=99997)
         samples[3] = {"missing": [1000 * 3 + 10, 1000 * 3 + 50000, 1000 * 3 + 99000]}
     topic = topic_entry(pair, counts, samples, {}, {}, {}, 0.01)
+    # What a bounded run left out, with the long name: a line under the verdict and a list under the topic (short enough to
+    # keep partition 3's strip in the screenshot).
+    left_out = list(range(partitions, 48))
+    topic["coverage"] = ["checked partitions %s; NOT checked: partitions %s" % (", ".join(map(str, range(partitions))), ", ".join(map(str, left_out)))]
+    coverage = {"mode": "bounded", "complete": False, "partitions_checked": partitions, "partitions_total": 48,
+                "not_checked": [{"source_topic": long_name, "partitions": left_out}]}
     verdict = "defects in %s: missing 3" % long_name if defective else "no defects"
     # The topic settings line and table, with the long names, and on the defective page an error, warnings and infos.
     drift = topic_drift_report(long_name, defective)
     return {"passed": not defective, "message": "1 topic(s), 12 partition(s) compared; " + verdict, "topic_drift": drift,
             "started_at": "2026-11-23T05:00:00+00:00", "duration_s": 12.5, "records_per_s": 160000, "client": "confluent-kafka",
-            "spark_master": "spark://127.60.0.1:7077", "groups": [], "topics": [topic],
+            "spark_master": "spark://127.60.0.1:7077", "groups": [], "topics": [topic], "coverage": coverage,
             "checks": {"offset_syncs": "checked (mm2-offset-syncs.secondary-kafka-cluster-with-a-long-alias.internal)" * 3,
                        "catch_up": "target caught up", "timestamps": "left out of fingerprints (" + "x" * 400 + ")"}}
 

@@ -25,7 +25,7 @@ def test_the_residue_settles_in_spark_as_on_a_list(spark):
             residue.append(item)
     assert residue
     bounds_of = {key: (summary["first_matched_source"], summary["first_matched_target"], summary["last_matched_source"],
-                       pair.source_offsets[key[1]][0], pair.target_offsets[key[1]][0], False) for key, summary in summaries.items()}
+                       pair.source_offsets[key[1]][0], pair.target_offsets[key[1]][0], False, None) for key, summary in summaries.items()}
     on_list, in_spark = ListEngine(None, 10), _SparkEngine(spark, None, 10, 2)
     rows = spark.parallelize(residue, 3)
     assert in_spark.settle(rows, bounds_of) == on_list.settle(residue, bounds_of)

@@ -63,7 +63,7 @@ RELEASES = {
 DETECTED_KAFKA = "2.4.1"
 # host: its naming settings, under the names every role uses (renamed in 0.2.0)
 NAMING = {"naming-set": {"mirror_validation_replication_policy_separator": "_", "mirror_validation_offset_syncs_topic_location": "target",
-                         "mirror_validation_mirrormaker_version": "3.9"}}
+                         "mirror_validation_mirrormaker_version": "3.9", "mirror_validation_mode": "incremental"}}
 # host: (its settings, what the failure message must name): refused before anything runs, by the argument specs or the rename
 REFUSED_NAMING = {
     "old-separator-name": ({"mirror_validation_separator": "_"}, "mirror_validation_replication_policy_separator"),
@@ -77,6 +77,7 @@ REFUSED_VALUES = {
     "negative-wait": ({"mirror_validation_catch_up_timeout": -5}, "catch_up_timeout must be >= 0"),
     "negative-duplicates": ({"mirror_validation_max_duplicate_ratio": -0.5}, "max_duplicate_ratio must be >= 0"),
     "identity-on-2-4-1": ({"mirror_validation_replication_policy": "identity"}, "replication policy identity needs MirrorMaker 2 of Kafka 3.0"),
+    "bounded-without-sample": ({"mirror_validation_mode": "bounded"}, "sample_partitions must be >= 1 with mode bounded"),
 }
 VALUES_CHECK = ROLE + "Fail on a value the job would refuse"
 # host: (its settings, what the failure message must name)
@@ -183,6 +184,10 @@ def test_the_naming_settings_reach_the_job_under_the_names_every_role_uses(role_
     assert play.stats["naming-set"]["failures"] == 0, play.stdout[-3000:]
     config = _config(work, "naming-set")
     assert (config["replication_policy_separator"], config["offset_syncs_topic_location"]) == ("_", "target")
+    # Its incremental mode: the state file of the flow in the state directory, which the role created.
+    state = work["naming-set"] / "state"
+    assert (config["mode"], config["state_file"]) == ("incremental", str(state / "primary-to-secondary.json")) and state.is_dir()
+    assert ("mode" not in _config(work, "local"), _config(work, "local")["state_file"], (work["local"] / "state").exists()) == (True, None, False)
 
 
 def test_the_job_gets_only_the_settings_the_user_set_and_reads_them_all(role_run):

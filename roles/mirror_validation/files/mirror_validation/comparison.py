@@ -59,31 +59,55 @@ def merge_summaries(summaries, sample_limit):
     return merged
 
 
-def _bounds_of(summaries, bounds):
-    """What residue.settle needs of each partition: its match range (task summaries) and log starts (`bounds`)."""
-    return {key: (summary["first_matched_source"], summary["first_matched_target"], summary["last_matched_source"],
-                  bounds[key][0], bounds[key][2], bounds[key][4])
-            for key, summary in summaries.items()}
+def _bounds_of(summaries, bounds, resumed, recopies):
+    """What residue.settle needs of each partition: its match range (task summaries), log starts (`bounds`) and, for a
+    partition resumed at validated offsets, the fingerprints of the source records below its range."""
+    rows = {}
+    for key, summary in summaries.items():
+        source_begin, _source_end, target_begin, _target_end, behind = bounds[key]
+        resumed_source, resumed_target = resumed.get(key, (False, False))
+        below = None
+        if resumed_source:
+            # Each target record without a counterpart in the range may be a copy of a record below it (MirrorMaker copies
+            # again from its last commit, which may lie below the range's start): read as many back.
+            unmatched = summary["target_count"] - summary["matched"]
+            below = recopies(key, unmatched) if summary["residue"] and unmatched > 0 else frozenset()
+        # A range that starts at a validated target offset lost nothing to retention: a source record at its start
+        # without a copy is missing, not expired on the target.
+        rows[key] = (summary["first_matched_source"], summary["first_matched_target"], summary["last_matched_source"],
+                     source_begin, 0 if resumed_target else target_begin, behind, below)
+    return rows
 
 
-def _settle(engine, residue, summaries, bounds):
+def _settle(engine, residue, summaries, bounds, resumed, recopies):
     if not any(summary["residue"] for summary in summaries.values()):
         return {}
-    return engine.settle(residue, _bounds_of(summaries, bounds))
+    return engine.settle(residue, _bounds_of(summaries, bounds, resumed, recopies))
 
 
-def compare_all(engine, works, budget, window, bounds, sample_limit, topic_names):
+def compare_all(engine, works, budget, window, bounds, sample_limit, topic_names, resumed=None, recopies=None):
     """(summaries, outcomes, stats) of the partition works (one PartitionWork per partition pair).
 
     `bounds`: {(pair, partition): (source begin, end, target begin, end, behind)}; `topic_names`: {pair: source topic},
-    for errors. stats: read_tasks, ranges, partitions_split, partitions_read_again, residue_records.
+    for errors. `resumed`: {(pair, partition): (resumed source, resumed target)} of the partitions an incremental run
+    starts at validated offsets (resume_plan.PartitionPlan); `recopies(key, count)`: the fingerprints of the `count`
+    source records below such a partition's range. stats: read_tasks, ranges, partitions_split, partitions_read_again,
+    residue_records.
     """
+    resumed = resumed or {}
+    read_back = {}
+
+    def recopies_once(key, count):
+        if (key, count) not in read_back:
+            read_back[(key, count)] = recopies(key, count)
+        return read_back[(key, count)]
+
     ranges = [part for work in works for part in split_work(work, budget)]
     split = {key for key, count in Counter((part.source.pair, part.source.partition) for part in ranges).items() if count > 1}
     tasks = pack(ranges, budget)
     found, residue = engine.compare(tasks, window)
     summaries = merge_summaries(found, sample_limit)
-    outcomes = _settle(engine, residue, summaries, bounds)
+    outcomes = _settle(engine, residue, summaries, bounds, resumed, recopies_once)
     again = {key[1:] for key in outcomes if key[0] == UNSETTLED} | {key for key in split if summaries[key]["residue"]}
     read_again, exempt = set(again), {}
     for _read in range(_READS_AGAIN):
@@ -98,7 +122,7 @@ def compare_all(engine, works, budget, window, bounds, sample_limit, topic_names
         more, more_residue = engine.compare(pack(rework, budget), window)
         summaries.update(merge_summaries(more, sample_limit))
         residue = engine.union(engine.without(residue, again), more_residue)
-        outcomes = _settle(engine, residue, summaries, bounds)
+        outcomes = _settle(engine, residue, summaries, bounds, resumed, recopies_once)
         again = {key[1:] for key in outcomes if key[0] == UNSETTLED}
     if again:
         pair, partition = min(again)

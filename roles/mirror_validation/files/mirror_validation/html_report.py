@@ -15,7 +15,8 @@ _STYLE = """
 body{font-family:system-ui,sans-serif;margin:16px auto;max-width:1100px;padding:0 12px;color:#222}
 h1{font-size:1.4em;margin:.2em 0}h2{font-size:1.15em;margin:1.4em 0 .4em}
 .verdict{font-size:1.15em;padding:.4em .8em;border-radius:6px;margin:.4em 0;overflow-wrap:anywhere}
-.passed{background:#e3f6e5;color:#135c1d}.failed{background:#fde4e4;color:#8b1111}
+.passed{background:#e3f6e5;color:#135c1d}.failed{background:#fde4e4;color:#8b1111}.partial{background:#fff4d6;color:#6b4a00}
+ul.coverage{font-size:.85em;margin:.3em 0;padding-left:1.2em}ul.coverage li{overflow-wrap:anywhere}
 table{border-collapse:collapse;margin:.6em 0;width:100%}
 td,th{border:1px solid #ccc;padding:2px 5px;text-align:right;font-size:.85em;white-space:nowrap;font-variant-numeric:tabular-nums}
 th{background:#f3f3f3;white-space:normal}
@@ -143,10 +144,32 @@ def _topic_section(topic):
         css = ' class="defect"' if entry["defects"] else ' class="behind"' if entry["pending"] else ""
         rows.append('<tr%s>%s<td class="name">%s</td></tr>' % (css, cells, _samples_text(entry["samples"])))
     header = "".join("<th>%s</th>" % _header(name) for name in _PARTITION_COLUMNS)
-    return ('%s<p>status <b>%s</b>, duplicate ratio %.4f, fingerprint %s the timestamp</p>%s<table><tr>%s'
+    return ('%s<p>status <b>%s</b>, duplicate ratio %.4f, fingerprint %s the timestamp</p>%s%s<table><tr>%s'
             '<th class="name">samples (first offsets)</th></tr>%s</table>'
             % (title, escape(topic["status"]), topic["totals"].get("duplicate_ratio", 0.0),
-               "includes" if topic.get("fingerprint_includes_timestamp") else "leaves out", partition_strips(topic), header, "".join(rows)))
+               "includes" if topic.get("fingerprint_includes_timestamp") else "leaves out", _coverage_list(topic), partition_strips(topic),
+               header, "".join(rows)))
+
+
+def coverage_line(report):
+    """Under the verdict: what an incremental or a bounded run checked (coverage.py); nothing for a full run."""
+    covered = report.get("coverage") or {}
+    if covered.get("mode") == "bounded":
+        left_out = "; ".join("%s partitions %s" % (item["source_topic"], ", ".join(str(partition) for partition in item["partitions"]))
+                             for item in covered["not_checked"])
+        return ('<p class="verdict partial">Bounded run, NOT a full validation: %d of %d partition(s) checked. Not checked: %s.</p>'
+                % (covered["partitions_checked"], covered["partitions_total"], escape(left_out or "nothing")))
+    if covered.get("mode") == "incremental":
+        state = "written" if covered.get("state_written") else "NOT written (the run did not pass)"
+        return ('<p class="verdict partial">Incremental run: %d partition(s) checked from the offsets validated before, %d in full'
+                ' (ranges per topic below); state %s.</p>' % (covered["resumed"], covered["full"], state))
+    return ""
+
+
+def _coverage_list(topic):
+    if not topic.get("coverage"):
+        return ""
+    return '<ul class="coverage">%s</ul>' % "".join("<li>%s</li>" % escape(line) for line in topic["coverage"])
 
 
 def _groups_section(groups):
@@ -205,6 +228,7 @@ def render(report):
     strips = _legend() if any(topic["partitions"] for topic in report["topics"]) else ""
     drift = report.get("topic_drift")
     return ('<!DOCTYPE html><html><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">'
-            '<title>Mirror validation: %s</title><style>%s</style></head><body><h1>Mirror validation</h1><p class="verdict %s">%s</p>%s%s%s%s%s%s'
-            '</body></html>' % (verdict, _STYLE, verdict, escape(report["message"]), summary_table(report) + topic_drift_line(drift), _facts(report),
-                                strips, sections, _groups_section(report.get("groups", [])), topic_drift_section(drift)))
+            '<title>Mirror validation: %s</title><style>%s</style></head><body><h1>Mirror validation</h1><p class="verdict %s">%s</p>%s%s%s%s%s%s%s'
+            '</body></html>' % (verdict, _STYLE, verdict, escape(report["message"]), coverage_line(report),
+                                summary_table(report) + topic_drift_line(drift), _facts(report), strips, sections,
+                                _groups_section(report.get("groups", [])), topic_drift_section(drift)))

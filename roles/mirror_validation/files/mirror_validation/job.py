@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import resource
 import time
+import uuid
 from datetime import datetime, timezone
 
 from pyspark import StorageLevel
 
-from . import mm2_checks, report
+from . import coverage, incremental, mm2_checks, partition_sample, report, validation_state
 from .catch_up import wait_for_target
 from .errors import ValidationUnavailable
 from .kafka_reader import open_reader, resolve_client
@@ -48,6 +49,82 @@ class _Run:
         self.syncs = None
         self.checkpoints = None
         self.timings = {}
+        self.run_id = uuid.uuid4().hex[:12]  # names this run in the incremental state: "validated by run X at T"
+        self.stored_topics = {}  # the incremental state read at the start (validation_state.load)
+        self.plans = {}  # incremental: {(pair, partition): resume_plan.PartitionPlan}
+        self.not_checked = {}  # bounded: {pair: [partitions the sample left out]}
+        self.log_starts = {}  # {(side, pair, partition): log start offset at the snapshot}
+
+    def load_state(self):
+        """The incremental state, read before any Kafka read: a file that cannot be read stops the run here."""
+        if self.options.mode != coverage.INCREMENTAL:
+            return
+        self.stored_topics, warning = validation_state.load(self.options.state_file)
+        self.checks["state"] = warning or (
+            "%s: offsets validated before for %d topic(s)" % (self.options.state_file, len(self.stored_topics)) if self.stored_topics
+            else "%s: no state yet, every partition validated in full" % self.options.state_file)
+
+    def _choose_ranges(self, live, source_reader, target_reader):
+        """Narrow the ranges to what the mode checks: since the offsets validated before (incremental), a sample of the
+        partitions (bounded)."""
+        for pair in live:
+            for side, offsets in ((SOURCE, pair.source_offsets), (TARGET, pair.target_offsets)):
+                for partition, (start, _end) in offsets.items():
+                    self.log_starts[(side, pair.index, partition)] = start
+        if self.options.mode == coverage.INCREMENTAL:
+            self.plans = incremental.plan_pairs(live, self.stored_topics, {SOURCE: source_reader, TARGET: target_reader})
+            incremental.apply(live, self.plans)
+        elif self.options.mode == coverage.BOUNDED:
+            for pair in live:
+                checked, self.not_checked[pair.index] = partition_sample.sample(set(pair.source_offsets) | set(pair.target_offsets),
+                                                                                self.options.sample_partitions)
+                pair.source_offsets = {partition: offsets for partition, offsets in pair.source_offsets.items() if partition in checked}
+                pair.target_offsets = {partition: offsets for partition, offsets in pair.target_offsets.items() if partition in checked}
+                pair.target_behind &= set(checked)
+
+    def _recopies(self, key, count):
+        """comparison.compare_all's recopies: the fingerprints of the source records below a resumed partition's range."""
+        pair = next(pair for pair in self.pairs if pair.index == key[0])
+        options = self.options
+        with open_reader(options.source, options.client, options.read_timeout) as reader:
+            return incremental.recopy_fingerprints(reader, pair, key[1], self.log_starts[(SOURCE, key[0], key[1])],
+                                                   self.plans[key].stored["source_offset"], count, options.slice_records)
+
+    def save_state(self):
+        """Replace the incremental state with this passed run's ends; ValidationUnavailable when it cannot be written."""
+        options = self.options
+        live = [pair for pair in self.pairs if pair.target_exists]
+        try:
+            with open_reader(options.source, options.client, options.read_timeout) as source_reader, \
+                    open_reader(options.target, options.client, options.read_timeout) as target_reader:
+                validated = incremental.validated_topics(live, self.log_starts, {SOURCE: source_reader, TARGET: target_reader},
+                                                         self.run_id, self.started_at.isoformat(timespec="seconds"))
+            validation_state.save(options.state_file, self.stored_topics, validated)
+        except OSError as error:
+            raise ValidationUnavailable("the mirror passed, but state_file %s could not be written (%s): the next incremental run"
+                                        " would validate in full" % (options.state_file, error)) from None
+
+    def conclude(self, topics, error):
+        """(exit code, error, the report's coverage entry, the verdict's first words) of the compared `topics`: what the
+        mode checked, and the incremental state replaced when the run passed."""
+        mode = self.options.mode
+        if mode == coverage.INCREMENTAL and self.plans:
+            coverage.annotate_incremental(topics, self.pairs, self.plans, self.stored_topics)
+        elif mode == coverage.BOUNDED:
+            coverage.annotate_bounded(topics, self.pairs, self.not_checked)
+        code = report.exit_code(topics, error)
+        state_written = False
+        if mode == coverage.INCREMENTAL and code == report.PASSED:
+            try:
+                self.save_state()
+                state_written = True
+            except ValidationUnavailable as unavailable:
+                error = str(unavailable)
+                code = report.exit_code(topics, error)
+        covered, lead = coverage.summary(mode, topics, self.checks.get("state"))
+        if mode == coverage.INCREMENTAL:
+            covered["state_written"] = state_written
+        return code, error, covered, lead
 
     def _task_budget(self):
         return self.options.task_records or self.options.slice_records
@@ -84,6 +161,7 @@ class _Run:
             "the target stopped short of the source snapshot on %d partition(s) after %.0f s; records after the last copied one"
             " there are reported as pending" % (len(behind), options.catch_up_timeout) if behind else "target caught up")
         self._load_checkpoints(target_reader, target_topics)
+        self._choose_ranges(live, source_reader, target_reader)
 
     def _load_offset_syncs(self, source_reader, target_reader, source_topics, target_topics):
         options = self.options
@@ -126,8 +204,10 @@ class _Run:
         started = time.monotonic()
         engine = _SparkEngine(self.context, self.settings, self.options.sample_limit, parallelism)
         try:
+            resumed = {key: (plan.resumed_source, plan.resumed_target) for key, plan in self.plans.items() if plan.how == "resumed"}
             summaries, outcomes, stats = compare_all(engine, works, budget, self.options.window_records, bounds,
-                                                     self.options.sample_limit, {pair.index: pair.source_topic for pair in live})
+                                                     self.options.sample_limit, {pair.index: pair.source_topic for pair in live},
+                                                     resumed, self._recopies)
         finally:
             engine.close()
         self.timings["compare_s"] = round(time.monotonic() - started, 3)
@@ -283,6 +363,7 @@ def prepare(options):
     clock = time.monotonic()
     state = _Run(options)
     try:
+        state.load_state()
         with open_reader(options.source, options.client, options.read_timeout) as source_reader, \
                 open_reader(options.target, options.client, options.read_timeout) as target_reader:
             state.prepare(source_reader, target_reader)
@@ -312,13 +393,17 @@ def run(context, options, prepared=None):
     if error and not topics:
         topics = [report.topic_entry(pair, {}, {}, {}, {}, {}, options.max_duplicate_ratio)
                   for pair in state.pairs if not pair.target_exists]
+    code, error, covered, lead = state.conclude(topics, error)
     duration = time.monotonic() - clock
     records = sum(topic["totals"].get("source_count", 0) + topic["totals"].get("target_count", 0) for topic in topics)
-    code = report.exit_code(topics, error)
+    message = report.summary_message(topics, error)
     return {
         "passed": code == report.PASSED,
         "exit_code": code,
-        "message": report.summary_message(topics, error),
+        "message": "%s; %s" % (lead, message) if lead else message,
+        "mode": options.mode,
+        "run": state.run_id,
+        "coverage": covered,
         "error": error,
         "started_at": state.started_at.isoformat(timespec="seconds"),
         "duration_s": round(duration, 3),

@@ -18,8 +18,10 @@ from .connection import Connection, secret_env_var
 from .kafka_reader import CLIENTS
 from .naming import POLICIES, FlowNames, parse_release
 
+MODES = ("full", "incremental", "bounded")
+
 # The configuration keys of the files the job reads and writes: paths, not settings of the validation.
-FILES = ("report", "html", "topic_drift_file")
+FILES = ("report", "html", "topic_drift_file", "state_file")
 SIDES = ("source", "target")
 
 
@@ -64,6 +66,14 @@ class JobOptions:
     html: Optional[str] = _option("write the HTML report here", None)
     topic_drift_file: Optional[str] = _option(
         "JSON result of kafkaops.mirror.kafka_mirror_topic_drift_info to include in the report; its errors count as defects", None)
+    mode: str = _option(
+        "full: every record; incremental: per partition only what was written since the offsets the last passed incremental run"
+        " validated (kept in state_file), in full where there are none or they are stale; bounded: a sample of partitions"
+        " (sample_partitions), a first look that the report says is not a full validation", "full", MODES)
+    state_file: Optional[str] = _option(
+        "incremental: JSON file of the offsets validated per partition pair, read at the start and replaced after a passed run", None)
+    sample_partitions: Optional[int] = _option(
+        "bounded: partitions checked per topic, spread evenly over its partitions; the report lists the others as not checked", None)
 
     def flow_names(self, with_target=True):
         """The flow's names (naming.FlowNames) for the MirrorMaker release; ValueError for what that release cannot do."""
@@ -185,6 +195,14 @@ def problems(options):
         found.append("slice_records must be >= 1, task_records and window_records >= 0")
     if options.catch_up_timeout < 0 or options.catch_up_interval <= 0:
         found.append("catch_up_timeout must be >= 0 and catch_up_interval > 0")
+    if options.mode == "incremental" and not options.state_file:
+        found.append("state_file is required with mode incremental (where the validated offsets are kept)")
+    if options.mode != "incremental" and options.state_file:
+        found.append("state_file is used by mode incremental only, got mode %s" % options.mode)
+    if options.mode == "bounded" and (options.sample_partitions is None or options.sample_partitions < 1):
+        found.append("sample_partitions must be >= 1 with mode bounded, got %r" % options.sample_partitions)
+    if options.mode != "bounded" and options.sample_partitions is not None:
+        found.append("sample_partitions is used by mode bounded only, got mode %s" % options.mode)
     return found
 
 

@@ -10,7 +10,10 @@ partition, a one-sided record is classified from where the partition's matches l
   match, `pending` when the target had not caught up with the snapshot and it follows the last match,
   else `missing`;
 - a target record: `expired` when the source log start is above 0 and it precedes the first match,
-  `duplicate` when the source has its fingerprint, else `unexpected`.
+  `duplicate` when the source has its fingerprint, else `unexpected`. In a partition an incremental run resumed
+  at validated offsets (resume_plan.py), a target record may be MirrorMaker copying records validated earlier
+  again (at-least-once, from its last commit, which may lie below the range's start): a `duplicate` also when
+  the source records just below the range have its fingerprint (the partition's `recopies`), wherever it lies.
 
 A partition whose residue holds copies of one fingerprint on both sides (a record that waited longer than
 the window), or a target copy whose source presence the task's window forgot, is `unsettled`: its task
@@ -27,9 +30,9 @@ _NO_OFFSET = 1 << 62
 UNSETTLED, KIND, MISPLACED = "unsettled", "kind", "misplaced"
 
 
-def _classify_partition(key, sources, targets, bounds):
-    """(outcome key, value) for the one-sided copies of one fingerprint in one partition."""
-    first_source, first_target, last_source, source_begin, target_begin, target_behind = bounds
+def _classify_partition(key, fp, sources, targets, bounds):
+    """(outcome key, value) for the one-sided copies of fingerprint `fp` in one partition."""
+    first_source, first_target, last_source, source_begin, target_begin, target_behind, recopies = bounds
     pair, partition = key
     for offset in sources:
         if target_begin > 0 and offset < (_NO_OFFSET if first_source is None else first_source):
@@ -44,7 +47,9 @@ def _classify_partition(key, sources, targets, bounds):
     seen = {flag for _offset, flag in targets}
     in_source = SEEN in seen
     for offset, _flag in targets:
-        if source_begin > 0 and offset < (_NO_OFFSET if first_target is None else first_target):
+        if recopies is not None:
+            kind = "duplicate" if in_source or fp in recopies else "unexpected"
+        elif source_begin > 0 and offset < (_NO_OFFSET if first_target is None else first_target):
             kind = "expired"
         else:
             kind = "duplicate" if in_source else "unexpected"
@@ -55,13 +60,14 @@ def settle_fingerprint(rows, bounds_of):
     """Outcomes of the residue rows (pair, partition, side, offset, fp, seen) of one fingerprint of one pair.
 
     `bounds_of`: {(pair, partition): (first matched source offset, first matched target offset, last matched
-    source offset, source log start, target log start, target behind)}. Yields (key, value): (UNSETTLED, pair,
+    source offset, source log start, target log start, target behind, recopies)}, recopies being None or the
+    fingerprints of the validated source records below a resumed range (see the module's docstring). Yields (key, value): (UNSETTLED, pair,
     partition) once per partition that needs its task again, (KIND, pair, partition, kind) per classified
     record with its sample offset, (MISPLACED, pair, source partition) per missing record found in another
     partition with (source offset, target partition, target offset).
     """
-    sides = {}
-    for pair, partition, side, offset, _fp, seen in rows:
+    sides, fp = {}, None
+    for pair, partition, side, offset, fp, seen in rows:
         sources, targets = sides.setdefault((pair, partition), ([], []))
         if side == SOURCE:
             sources.append(offset)
@@ -73,7 +79,7 @@ def settle_fingerprint(rows, bounds_of):
         if (sources and targets) or (targets and SEEN not in flags and SEEN_UNKNOWN in flags):
             yield (UNSETTLED,) + key, 0
             continue
-        for outcome in _classify_partition(key, sorted(sources), sorted(targets), bounds_of[key]):
+        for outcome in _classify_partition(key, fp, sorted(sources), sorted(targets), bounds_of[key]):
             yield outcome
             kind = outcome[0][3]
             if kind in ("missing", "unexpected"):
