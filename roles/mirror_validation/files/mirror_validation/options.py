@@ -19,9 +19,6 @@ from .kafka_reader import CLIENTS
 from .naming import POLICIES, FlowNames, parse_release
 
 MODES = ("full", "incremental", "bounded")
-
-# The configuration keys of the files the job reads and writes: paths, not settings of the validation.
-FILES = ("report", "html", "topic_drift_file", "state_file")
 SIDES = ("source", "target")
 
 
