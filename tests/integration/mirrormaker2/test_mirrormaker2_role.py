@@ -138,6 +138,19 @@ def test_bad_model_fails_before_touching_anything(mirror):
     assert mirror.pid() is None
 
 
+def test_a_kafka_home_without_the_launcher_fails_before_anything(mirror):
+    """A Kafka home without connect-mirror-maker.sh (a client-only install, another node's path) is refused with the path
+    and the fix before anything is written, not at the service's start (found failing back on the lab's 2.4.1 home)."""
+    result = mirror.deploy(mirrormaker2_kafka_home="/opt/kafka-without-mirrormaker", mirrormaker2_kafka_version="3.9.0")
+    assert result.failed, "a home without the launcher was accepted"
+    message = result.task("kafkaops.mirror.mirrormaker2 : Fail when the Kafka home has no launcher for MirrorMaker")["msg"]
+    assert "/opt/kafka-without-mirrormaker/bin/connect-mirror-maker.sh is not an executable file" in message, message
+    assert "Nothing was changed" in message and "mirrormaker2_kafka_home" in message, message
+    assert result.changed_count == 0
+    assert not mirror.properties.exists() and not mirror.program_file.exists()
+    assert mirror.pid() is None
+
+
 def test_first_deploy_in_check_mode_changes_nothing(mirror):
     result = mirror.deploy(check=True, diff=True)
     assert not result.failed, result.stdout[-4000:]

@@ -188,6 +188,10 @@ def test_the_naming_settings_reach_the_job_under_the_names_every_role_uses(role_
     state = work["naming-set"] / "state"
     assert (config["mode"], config["state_file"]) == ("incremental", str(state / "primary-to-secondary.json")) and state.is_dir()
     assert ("mode" not in _config(work, "local"), _config(work, "local")["state_file"], (work["local"] / "state").exists()) == (True, None, False)
+    # A passed incremental run replaced the state (the job's exit code 0): a change; a full run's reports are output only.
+    job = "kafkaops.mirror.mirror_validation : Validate the mirror with Spark on "
+    ran = {entry["host"]: entry["result"]["changed"] for entry in play.tasks if entry["task"].startswith(job)}
+    assert (ran["naming-set"], ran["local"]) == (True, False), ran
 
 
 def test_the_job_gets_only_the_settings_the_user_set_and_reads_them_all(role_run):
