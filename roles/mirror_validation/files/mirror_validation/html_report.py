@@ -141,8 +141,9 @@ def _topic_section(topic):
         return title + '<p class="verdict failed">%s</p>' % escape(topic["error"])
     rows = []
     for entry in topic["partitions"]:
-        cells = "".join("<td>%s</td>" % entry[name] for name in _PARTITION_COLUMNS)
-        css = ' class="defect"' if entry["defects"] else ' class="behind"' if entry["pending"] else ""
+        # a count the run has no data for (MirrorMaker 1's anchors, mirrormaker1.NOT_COUNTED) is a dash, not a 0
+        cells = "".join("<td>%s</td>" % entry.get(name, "&ndash;") for name in _PARTITION_COLUMNS)
+        css = ' class="defect"' if entry["defects"] else ' class="behind"' if entry.get("pending") else ""
         rows.append('<tr%s>%s<td class="name">%s</td></tr>' % (css, cells, _samples_text(entry["samples"])))
     header = "".join("<th>%s</th>" % _header(name) for name in _PARTITION_COLUMNS)
     return ('%s<p>status <b>%s</b>, duplicate ratio %.4f, fingerprint %s the timestamp</p>%s%s<table><tr>%s'

@@ -245,7 +245,8 @@ class _Run:
         self.timings["compare_s"] = round(time.monotonic() - started, 3)
         self.timings["read_tasks"] = tasks
         counts, samples = topic_match.partition_tables(records_read, found)
-        return [report.topic_entry(pair, _of_pair(pair, counts), _of_pair(pair, samples), {}, {}, {}, self.options.max_duplicate_ratio)
+        return [mirrormaker1.without_not_counted(report.topic_entry(pair, _of_pair(pair, counts), _of_pair(pair, samples), {}, {}, {},
+                                                                    self.options.max_duplicate_ratio))
                 for pair in self.pairs]
 
     def _copied_again(self, row, bounds):
