@@ -142,9 +142,10 @@ class _Run:
         options = self.options
         source_topics, target_topics = source_reader.topics(), target_reader.topics()
         mirrormaker_1 = options.engine == mirrormaker1.MM1
-        self.checks["naming"] = options.naming_rules()
         if mirrormaker_1:
             self.checks.update(mirrormaker1.CHECKED)
+        else:
+            self.checks["naming"] = options.naming_rules()
         self.pairs = pair_topics(source_topics, target_topics, options.topics, options.exclude, options.flow_names(with_target=False),
                                  keep_names=mirrormaker_1)
         snapshot_source(source_reader, self.pairs)
