@@ -3,7 +3,7 @@
 """Small in-memory MirrorMaker 1 mirrors compared per topic by the job's own rules (mirror_validation.topic_match), without
 Kafka or Spark: records are (key, value) texts per partition, a key None for a null key.
 
-rows() makes the rows the job's read tasks make (spark_io.read_records), match_on_lists() combines and sorts them on lists
+rows() makes the rows the job's read tasks make (spark_io.record_rows), match_on_lists() combines and sorts them on lists
 where topic_compare.match_rows does it in Spark, so that a Spark test can hold both to the same result.
 """
 from __future__ import annotations

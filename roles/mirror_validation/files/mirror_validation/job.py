@@ -128,8 +128,9 @@ class _Run:
             covered["state_written"] = state_written
         return code, error, covered, lead
 
-    def _task_budget(self):
-        return self.options.task_records or self.options.slice_records
+    def _budget(self, offsets):
+        """Offsets per Spark task for `offsets` to read: task_records, or fewer so that every core is busy however small the mirror."""
+        return min(self.options.task_records or self.options.slice_records, max(1, -(-offsets // self.context.defaultParallelism)))
 
     def _internal_topic(self, reader, side, topic, topic_partitions):
         """The records ((range, RawRecord)) of a whole MM2 internal topic, or None when the topic does not exist."""
@@ -209,10 +210,8 @@ class _Run:
         works = [partition_work(pair, partition, syncs.get((pair.index, partition), ()),
                                 [row["upstream"] for row in checkpoints if (row["pair"], row["partition"]) == (pair.index, partition)])
                  for pair in live for partition in sorted(set(pair.source_offsets) | set(pair.target_offsets))]
-        offsets = sum(work_size(work) for work in works)
         parallelism = self.context.defaultParallelism
-        # Enough tasks to keep every core busy, however small the mirror.
-        budget = min(self._task_budget(), max(1, -(-offsets // parallelism)))
+        budget = self._budget(sum(work_size(work) for work in works))
         started = time.monotonic()
         engine = _SparkEngine(self.context, self.settings, self.options.sample_limit, parallelism)
         try:
@@ -242,7 +241,8 @@ class _Run:
         counted per partition where each record was read."""
         live = [pair for pair in self.pairs if pair.target_exists]
         started = time.monotonic()
-        records_read, found, tasks = compare_topics(self.context, self.settings, live, self._task_budget(), self.options.sample_limit)
+        offsets = sum(end - start for pair in live for offsets in (pair.source_offsets, pair.target_offsets) for start, end in offsets.values())
+        records_read, found, tasks = compare_topics(self.context, self.settings, live, self._budget(offsets), self.options.sample_limit)
         self.timings["compare_s"] = round(time.monotonic() - started, 3)
         self.timings["read_tasks"] = tasks
         counts, samples = topic_match.partition_tables(records_read, found)

@@ -231,7 +231,7 @@ def compare_partitions(context, settings, tasks, window, sample_limit):
     return context.parallelize(tasks, max(len(tasks), 1)).mapPartitions(task)
 
 
-def read_records(context, settings, tasks):
+def record_rows(context, settings, tasks):
     """RDD of the rows (pair, fingerprint, side, partition, offset, key digest) of every record of `tasks` (lists of
     Slices, see slices.pack), as topic_match.py compares them: one Spark task per entry, each side's slices read at once."""
     def task(entries):

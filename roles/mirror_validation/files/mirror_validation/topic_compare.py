@@ -2,7 +2,7 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The comparison per topic (MirrorMaker 1) in Spark, by topic_match.py's rules.
 
-Why it scales: every record is read in a Spark task (spark_io.read_records) and becomes one small row (about 60 bytes:
+Why it scales: every record is read in a Spark task (spark_io.record_rows) and becomes one small row (about 60 bytes:
 a 16-byte fingerprint, an 8-byte key digest, numbers); nothing per record reaches the driver. The rows are combined per
 (topic pair, fingerprint) with reduceByKey, which combines before the shuffle and holds at most a bounded Copies per
 fingerprint after it, so a record repeated a million times costs no more than one. The order check sorts one row per
@@ -18,7 +18,7 @@ from pyspark import StorageLevel
 from pyspark.rdd import portable_hash
 
 from .slices import SOURCE, TARGET, pack, slice_partitions
-from .spark_io import read_records
+from .spark_io import record_rows
 from .topic_match import add_found, copies_of_row, merge_copies, order_row, order_violations, outcomes
 
 
@@ -54,7 +54,7 @@ def compare_topics(context, settings, pairs, budget, limit):
               for part in slice_partitions(side, pair.index, pair.source_topic if side == SOURCE else pair.target_topic, offsets, budget,
                                            pair.with_timestamp)]
     tasks = pack(slices, budget)
-    rows = read_records(context, settings, tasks).persist(StorageLevel.MEMORY_AND_DISK)
+    rows = record_rows(context, settings, tasks).persist(StorageLevel.MEMORY_AND_DISK)
     try:
         records_read, found = match_rows(rows, limit, context.defaultParallelism)
     finally:
