@@ -3,13 +3,15 @@
 """MirrorMaker 1 for real (issue 29 item 2): mirrormaker2_engine mm1 deploys Apache's kafka.tools.MirrorMaker from the
 MirrorMaker host's Kafka home (3.2.0) on the real-Kafka lab (tests/integration/conftest.py sandbox_apache: primary 2.4.1,
 secondary 3.2.0, three brokers each), as a service of its own beside the lab's MirrorMaker 2, for the topics m1-.* with
-two streams, through playbooks/mirror.yml's kafka_topics and mirrormaker2 stages.
+two streams, through playbooks/mirror.yml's kafka_topics, mirrormaker2 and mirror_validation stages.
 
 Bad input changes nothing; check mode creates nothing and shows the command line; the real run creates the target topics
-under the source's names and starts MirrorMaker 1, whose health wait counts the lag from its group's committed offsets; a
-second run changes nothing and keeps the process; a topic created on the source later is created on the target and mirrored
-by the next run; failover.yml refuses the flow before anything, as it has no translation for MirrorMaker 1 yet; state absent
-stops it and removes what the role wrote.
+under the source's names (one already there with more partitions than its source is left so) and starts MirrorMaker 1,
+whose health wait counts the lag from its group's committed offsets, and the validation stage compares each topic across
+partitions (engine mm1) and passes with the record counts the tests' own reads find; a second run changes nothing and
+keeps the process; a topic created on the source later is created on the target and mirrored by the next run; failover.yml
+refuses the flow before anything, as it has no translation for MirrorMaker 1 yet; state absent stops it and removes what the
+role wrote.
 
 Read back with clients of the tests' own (tests/support/read_back.py under a node's python): every record (key and value) of
 a source topic is on the target, in the source's order per key (MirrorMaker 1 partitions again by key on the target), the
@@ -33,7 +35,7 @@ MIRROR, FAILOVER = REPO / "playbooks" / "mirror.yml", REPO / "playbooks" / "fail
 MM1_MAIN_CLASS = "kafka.tools.MirrorMaker"
 CONFIG_DIR = Path("/etc/kafka-mirrormaker1")
 GROUP = "kafkaops-m1"
-ORDERS, RETURNS = "m1-orders", "m1-returns"
+ORDERS, RETURNS, PAYMENTS = "m1-orders", "m1-returns", "m1-payments"
 FLOW = {"source": "primary", "target": "secondary", "topics": ["m1-.*"], "refresh_topics_interval_seconds": 10}
 # A MirrorMaker 1 service of its own beside the lab's MirrorMaker 2 (its own name, files and group).
 MM1 = {"mirrormaker2_engine": "mm1", "mirrormaker2_service_name": "kafka-mirrormaker1", "mirrormaker2_config_dir": str(CONFIG_DIR),
@@ -41,6 +43,8 @@ MM1 = {"mirrormaker2_engine": "mm1", "mirrormaker2_service_name": "kafka-mirrorm
 STAGES = "kafka_topics,mirrormaker2"
 PRE_CREATE = "kafkaops.mirror.kafka_topics : Align the target cluster's topics in one batched call"
 HEALTH_WAIT = "kafkaops.mirror.mirrormaker2 : Wait for MirrorMaker 1 to commit up to lag <= 0"
+VALIDATION_REPORT = "kafkaops.mirror.mirror_validation : Keep the report as a fact"
+VALIDATION_SUMMARY = "kafkaops.mirror.mirror_validation : Show the validation summary"
 
 
 @pytest.fixture(scope="module")
@@ -50,6 +54,10 @@ def lab(sandbox_apache, mirror_host_ready, source_names_synced):
     source_names_synced(sandbox_apache)  # the secondary's nodes resolve the primary's names, as after a first mirror.yml
     lab.client("primary", "create", ORDERS, 3, 3)
     lab.client("primary", "sequenced", ORDERS, 12, 25)
+    # A target topic with more partitions than its source (2 -> 5): MirrorMaker 1 spreads the keys over all of them.
+    lab.client("primary", "create", PAYMENTS, 2, 3)
+    lab.client("primary", "sequenced", PAYMENTS, 6, 10)
+    lab.client("secondary", "create", PAYMENTS, 5, 3)
     return lab
 
 
@@ -102,6 +110,28 @@ def assert_committed_to_the_end(lab, topic: str, source: dict, timeout: float = 
     assert committed == ends, (committed, ends)
 
 
+def assert_validated(run, lab, sources: dict) -> None:
+    """The validation stage of `run` passed for the topics of `sources` ({topic: records by partition, as assert_mirrored
+    read them}) with the record counts per partition that the tests' own reads find on both sides, and its report and
+    summary name the checks that do not exist for MirrorMaker 1 as not applicable."""
+    report = run.task(VALIDATION_REPORT)["ansible_facts"]["mirror_validation_report"]
+    assert report["passed"] and report["exit_code"] == 0 and report["engine"] == "mm1", report["message"]
+    assert {"anchors", "checkpoints", "offset_syncs", "partitions"} <= set(report["not_applicable"])
+    topics = {topic["source_topic"]: topic for topic in report["topics"]}
+    assert sorted(topics) == sorted(sources)
+    for name, source in sources.items():
+        target = lab.client("secondary", "records", name)["records"]
+        topic = topics[name]
+        assert topic["target_topic"] == name and topic["status"] == "passed", topic
+        read = {entry["partition"]: (entry["source_count"], entry["target_count"]) for entry in topic["partitions"]}
+        expected = {int(p): (len(source.get(p, [])), len(target.get(p, []))) for p in set(source) | set(target)}
+        assert {p: counts for p, counts in read.items() if counts != (0, 0)} == {p: c for p, c in expected.items() if c != (0, 0)}, name
+        totals = topic["totals"]
+        assert (totals["missing"], totals["duplicates"], totals["unexpected"], totals["order_violations"]) == (0, 0, 0, 0), totals
+    summary = run.task(VALIDATION_SUMMARY)["msg"]
+    assert "Not applicable to MirrorMaker 1 (not skipped):" in summary, summary
+
+
 def test_mirrormaker_1_deploys_mirrors_and_goes(lab):
     root = config_dir(lab)
     assert not mirrormaker1s(lab) and not root.exists()
@@ -119,7 +149,7 @@ def test_mirrormaker_1_deploys_mirrors_and_goes(lab):
     assert not mirrormaker1s(lab) and not root.exists(), "check mode changed the MirrorMaker host"
     assert ORDERS not in lab.client("secondary", "topics")["topics"], "check mode created the target topic"
 
-    run = lab.play(MIRROR, tags=STAGES, **MM1)
+    run = lab.play(MIRROR, tags=STAGES + ",mirror_validation", **MM1)
     assert not run.failed, run.stdout[-5000:]
     (pid, argv), = mirrormaker1s(lab)
     assert argv[argv.index("--num.streams") + 1] == "2" and "--whitelist" in argv, argv
@@ -128,7 +158,10 @@ def test_mirrormaker_1_deploys_mirrors_and_goes(lab):
     assert status["healthy"] and status["group"]["members"] == 2 and status["lag_total"] == 0, status
     # The target topic was created under the source's name, with its partitions, before MirrorMaker 1 wrote to it.
     assert lab.client("secondary", "topics")["topics"][ORDERS] == {"partitions": 3, "replication_factor": 3}
-    assert_committed_to_the_end(lab, ORDERS, assert_mirrored(lab, ORDERS))
+    assert lab.client("secondary", "topics")["topics"][PAYMENTS]["partitions"] == 5
+    orders = assert_mirrored(lab, ORDERS)
+    assert_committed_to_the_end(lab, ORDERS, orders)
+    assert_validated(run, lab, {ORDERS: orders, PAYMENTS: assert_mirrored(lab, PAYMENTS)})
 
     again = lab.play(MIRROR, tags=STAGES, **MM1)
     assert not again.failed and again.changed_count == 0, again.stdout[-3000:]

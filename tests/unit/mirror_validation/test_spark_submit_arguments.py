@@ -57,7 +57,8 @@ LOCAL = {"local": {"mirror_validation_spark_master": "local[*]"},
 RELEASES = {
     "local": (LOCAL["local"], "2.4.1", True),  # no release set: detected
     "release-set": ({"mirror_validation_mirrormaker_version": "3.9"}, "3.9", True),
-    "mirrormaker2-settings": ({"mirrormaker2_kafka_version": "3.5.2",
+    # also a MirrorMaker 1 deployment: the job's engine follows mirrormaker2_engine
+    "mirrormaker2-settings": ({"mirrormaker2_kafka_version": "3.5.2", "mirrormaker2_engine": "mm1",
                                "mirrormaker2_properties": {"replication.policy.internal.topic.separator.enabled": "false"}}, "3.5.2", False),
 }
 DETECTED_KAFKA = "2.4.1"
@@ -78,6 +79,8 @@ REFUSED_VALUES = {
     "negative-duplicates": ({"mirror_validation_max_duplicate_ratio": -0.5}, "max_duplicate_ratio must be >= 0"),
     "identity-on-2-4-1": ({"mirror_validation_replication_policy": "identity"}, "replication policy identity needs MirrorMaker 2 of Kafka 3.0"),
     "bounded-without-sample": ({"mirror_validation_mode": "bounded"}, "sample_partitions must be >= 1 with mode bounded"),
+    "incremental-mirrormaker-1": ({"mirrormaker2_engine": "mm1", "mirror_validation_mode": "incremental"},
+                                  "mode incremental is not implemented for engine mm1 (MirrorMaker 1)"),
 }
 VALUES_CHECK = ROLE + "Fail on a value the job would refuse"
 # host: (its settings, what the failure message must name)
@@ -177,6 +180,12 @@ def test_the_job_gets_the_release_that_runs_mirrormaker(role_run, host):
     config = _config(work, host)
     assert (config["mirrormaker_version"], config["internal_topic_separator"]) == (release, separator)
     assert config["replication_policy_separator"] == "."
+
+
+def test_the_engine_follows_mirrormaker2_engine(role_run):
+    play, work = role_run
+    assert play.stats["mirrormaker2-settings"]["failures"] == 0, play.stdout[-3000:]
+    assert (_config(work, "mirrormaker2-settings")["engine"], _config(work, "local")["engine"]) == ("mm1", "mm2")
 
 
 def test_the_naming_settings_reach_the_job_under_the_names_every_role_uses(role_run):

@@ -25,7 +25,7 @@ def build_parser():
     """The command line: --config and one flag per option of options.JobOptions and of each side's connection."""
     parser = argparse.ArgumentParser(
         prog="validate_mirror.py",
-        description="Prove that MirrorMaker 2 mirrored every record of the selected topics. Exit code 0 = passed,"
+        description="Prove that MirrorMaker 2 (or MirrorMaker 1: --engine mm1) mirrored every record of the selected topics. Exit code 0 = passed,"
                     " 1 = mirror defects found, 2 = could not validate. Passwords are never arguments: the source and target"
                     " objects of --config hold them (sasl_plain_password, ssl_password), else %s, %s, %s and %s."
                     % tuple(secret_env_var(side, name) for name in ("sasl_plain_password", "ssl_password") for side in SIDES),

@@ -57,6 +57,16 @@ def record_fingerprint(key, value, headers=None, timestamp=None):
         _ABSENT if timestamp is None else _PRESENT_TIMESTAMP(1, timestamp))), digest_size=DIGEST_SIZE).digest()
 
 
+# Bytes of a key's digest: a key's records are grouped by it (topic_match.py); a collision merges two keys' order checks only
+# when their records also share a source and a target partition, at about n**2 / 2**65 for n keys.
+KEY_DIGEST_SIZE = 8
+
+
+def key_digests(batch, start=0, end=None):
+    """The digests of the keys of records start..end of `batch`, None for a null key (such a record has no key order)."""
+    return [None if key is None else _blake2b(_as_bytes(key), digest_size=KEY_DIGEST_SIZE).digest() for key in batch.keys[start:end]]
+
+
 def fingerprints(batch, with_timestamp, start=0, end=None):
     """The fingerprints of records start..end of `batch` (kafka_reader.Batch), the timestamp counted when `with_timestamp`."""
     columns = [batch.keys[start:end], batch.values[start:end], batch.headers[start:end]]

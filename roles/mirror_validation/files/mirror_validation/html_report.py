@@ -9,6 +9,7 @@ from __future__ import annotations
 from html import escape
 
 from .findings import finding_text
+from .mirrormaker1 import CHECKED, MM1
 
 STRIP_WIDTH = 760  # px of the offset axis; the page is at most 1100 px wide
 _STYLE = """
@@ -140,8 +141,9 @@ def _topic_section(topic):
         return title + '<p class="verdict failed">%s</p>' % escape(topic["error"])
     rows = []
     for entry in topic["partitions"]:
-        cells = "".join("<td>%s</td>" % entry[name] for name in _PARTITION_COLUMNS)
-        css = ' class="defect"' if entry["defects"] else ' class="behind"' if entry["pending"] else ""
+        # a count the run has no data for (MirrorMaker 1's anchors, mirrormaker1.NOT_COUNTED) is a dash, not a 0
+        cells = "".join("<td>%s</td>" % entry.get(name, "&ndash;") for name in _PARTITION_COLUMNS)
+        css = ' class="defect"' if entry["defects"] else ' class="behind"' if entry.get("pending") else ""
         rows.append('<tr%s>%s<td class="name">%s</td></tr>' % (css, cells, _samples_text(entry["samples"])))
     header = "".join("<th>%s</th>" % _header(name) for name in _PARTITION_COLUMNS)
     return ('%s<p>status <b>%s</b>, duplicate ratio %.4f, fingerprint %s the timestamp</p>%s%s<table><tr>%s'
@@ -164,6 +166,17 @@ def coverage_line(report):
         return ('<p class="verdict partial">Incremental run: %d partition(s) checked from the offsets validated before, %d in full'
                 ' (ranges per topic below); state %s.</p>' % (covered["resumed"], covered["full"], state))
     return ""
+
+
+def engine_section(report):
+    """Under the verdict, for a MirrorMaker 1 run: what was checked and which checks do not exist for MirrorMaker 1."""
+    if report.get("engine") != MM1:
+        return ""
+    checks = report.get("checks", {})
+    items = ["<li>checked, <b>%s</b>: %s</li>" % (escape(name), escape(checks.get(name, ""))) for name in CHECKED]
+    items += ["<li>not applicable, <b>%s</b>: %s</li>" % (escape(name), escape(reason)) for name, reason in sorted(report["not_applicable"].items())]
+    return ('<p class="verdict partial">MirrorMaker 1 mirror: records matched per topic across partitions, order checked per key;'
+            ' the checks MirrorMaker 1 gives nothing for are not applicable (not skipped).</p><ul class="coverage">%s</ul>' % "".join(items))
 
 
 def _coverage_list(topic):
@@ -229,6 +242,6 @@ def render(report):
     drift = report.get("topic_drift")
     return ('<!DOCTYPE html><html><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">'
             '<title>Mirror validation: %s</title><style>%s</style></head><body><h1>Mirror validation</h1><p class="verdict %s">%s</p>%s%s%s%s%s%s%s'
-            '</body></html>' % (verdict, _STYLE, verdict, escape(report["message"]), coverage_line(report),
+            '</body></html>' % (verdict, _STYLE, verdict, escape(report["message"]), coverage_line(report) + engine_section(report),
                                 summary_table(report) + topic_drift_line(drift), _facts(report), strips, sections,
                                 _groups_section(report.get("groups", [])), topic_drift_section(drift)))

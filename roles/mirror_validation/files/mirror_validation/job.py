@@ -1,6 +1,7 @@
 # Copyright: kafkaops.mirror contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The validation job: snapshot, wait, read and compare each partition pair in a Spark task, settle the residue, report.
+A MirrorMaker 1 mirror (engine mm1), which does not keep partitions, is compared per topic instead (topic_compare.py).
 
 Only per-partition summaries and the classified residue's counts and samples reach the driver.
 """
@@ -13,7 +14,7 @@ from datetime import datetime, timezone
 
 from pyspark import StorageLevel
 
-from . import coverage, incremental, mm2_checks, partition_sample, report, validation_state
+from . import coverage, incremental, mirrormaker1, mm2_checks, partition_sample, report, topic_match, validation_state
 from .catch_up import wait_for_target
 from .errors import ValidationUnavailable
 from .kafka_reader import open_reader, resolve_client
@@ -21,6 +22,7 @@ from .comparison import compare_all
 from .residue import KIND, MISPLACED, settle
 from .slices import SOURCE, TARGET, PartitionWork, Slice, slice_partitions, work_size
 from .spark_io import RESIDUE, SUMMARY, ReadSettings, compare_partitions
+from .topic_compare import compare_topics
 from .topic_pairs import keeps_create_time, pair_topics, snapshot_source
 
 _NO_PAIR = -1  # slices of MM2's internal topics belong to no validated pair
@@ -126,8 +128,9 @@ class _Run:
             covered["state_written"] = state_written
         return code, error, covered, lead
 
-    def _task_budget(self):
-        return self.options.task_records or self.options.slice_records
+    def _budget(self, offsets):
+        """Offsets per Spark task for `offsets` to read: task_records, or fewer so that every core is busy however small the mirror."""
+        return min(self.options.task_records or self.options.slice_records, max(1, -(-offsets // self.context.defaultParallelism)))
 
     def _internal_topic(self, reader, side, topic, topic_partitions):
         """The records ((range, RawRecord)) of a whole MM2 internal topic, or None when the topic does not exist."""
@@ -139,8 +142,13 @@ class _Run:
     def prepare(self, source_reader, target_reader):
         options = self.options
         source_topics, target_topics = source_reader.topics(), target_reader.topics()
-        self.checks["naming"] = options.naming_rules()
-        self.pairs = pair_topics(source_topics, target_topics, options.topics, options.exclude, options.flow_names(with_target=False))
+        mirrormaker_1 = options.engine == mirrormaker1.MM1
+        if mirrormaker_1:
+            self.checks.update(mirrormaker1.CHECKED)
+        else:
+            self.checks["naming"] = options.naming_rules()
+        self.pairs = pair_topics(source_topics, target_topics, options.topics, options.exclude, options.flow_names(with_target=False),
+                                 keep_names=mirrormaker_1)
         snapshot_source(source_reader, self.pairs)
         live = [pair for pair in self.pairs if pair.target_exists]
         timestamp_types, problem = target_reader.timestamp_types([pair.target_topic for pair in live])
@@ -148,7 +156,7 @@ class _Run:
             pair.with_timestamp = keeps_create_time(timestamp_types.get(pair.target_topic))
         if problem:
             self.checks["timestamps"] = "left out of fingerprints (target topic configs unreadable: %s)" % problem
-        latest_syncs = self._load_offset_syncs(source_reader, target_reader, source_topics, target_topics)
+        latest_syncs = {} if mirrormaker_1 else self._load_offset_syncs(source_reader, target_reader, source_topics, target_topics)
 
         def target_offsets():
             return {pair.index: target_reader.offsets(pair.target_topic, range(pair.target_partitions)) for pair in live}
@@ -159,8 +167,11 @@ class _Run:
             pair.target_behind = {partition for index, partition in behind if index == pair.index}
         self.checks["catch_up"] = (
             "the target stopped short of the source snapshot on %d partition(s) after %.0f s; records after the last copied one"
-            " there are reported as pending" % (len(behind), options.catch_up_timeout) if behind else "target caught up")
-        self._load_checkpoints(target_reader, target_topics)
+            " there are reported as pending" % (len(behind), options.catch_up_timeout) if behind
+            else "the target's end offsets stopped moving (MirrorMaker 1 writes no offset syncs that say how far it is)" if mirrormaker_1
+            else "target caught up")
+        if not mirrormaker_1:
+            self._load_checkpoints(target_reader, target_topics)
         self._choose_ranges(live, source_reader, target_reader)
 
     def _load_offset_syncs(self, source_reader, target_reader, source_topics, target_topics):
@@ -190,6 +201,8 @@ class _Run:
 
     def compare(self):
         """Per-pair report entries and checkpoint results: each partition pair is compared in the task that reads it."""
+        if self.options.engine == mirrormaker1.MM1:
+            return self._compare_per_topic(), []
         live = [pair for pair in self.pairs if pair.target_exists]
         bounds = {(row[0], row[1]): row[2:] for pair in live for row in pair.bounds()}
         syncs = syncs_in_range(self.syncs or (), bounds)
@@ -197,10 +210,8 @@ class _Run:
         works = [partition_work(pair, partition, syncs.get((pair.index, partition), ()),
                                 [row["upstream"] for row in checkpoints if (row["pair"], row["partition"]) == (pair.index, partition)])
                  for pair in live for partition in sorted(set(pair.source_offsets) | set(pair.target_offsets))]
-        offsets = sum(work_size(work) for work in works)
         parallelism = self.context.defaultParallelism
-        # Enough tasks to keep every core busy, however small the mirror.
-        budget = min(self._task_budget(), max(1, -(-offsets // parallelism)))
+        budget = self._budget(sum(work_size(work) for work in works))
         started = time.monotonic()
         engine = _SparkEngine(self.context, self.settings, self.options.sample_limit, parallelism)
         try:
@@ -224,6 +235,20 @@ class _Run:
                 row = dict(row, copied_again=True)
             checkpoint_rows.append(dict(row, limit=limit, violation=violation))
         return self._entries(counts, samples, misplaced, anchors, checkpoint_rows)
+
+    def _compare_per_topic(self):
+        """Per-pair report entries of a MirrorMaker 1 mirror: each topic's records matched across its partitions (topic_compare.py),
+        counted per partition where each record was read."""
+        live = [pair for pair in self.pairs if pair.target_exists]
+        started = time.monotonic()
+        offsets = sum(end - start for pair in live for offsets in (pair.source_offsets, pair.target_offsets) for start, end in offsets.values())
+        records_read, found, tasks = compare_topics(self.context, self.settings, live, self._budget(offsets), self.options.sample_limit)
+        self.timings["compare_s"] = round(time.monotonic() - started, 3)
+        self.timings["read_tasks"] = tasks
+        counts, samples = topic_match.partition_tables(records_read, found)
+        return [mirrormaker1.without_not_counted(report.topic_entry(pair, _of_pair(pair, counts), _of_pair(pair, samples), {}, {}, {},
+                                                                    self.options.max_duplicate_ratio))
+                for pair in self.pairs]
 
     def _copied_again(self, row, bounds):
         """Whether a checkpoint that skips the first copies of records is safe because MirrorMaker copied them again after
@@ -257,14 +282,15 @@ class _Run:
                            "limit": row["limit"], "ok": row["violation"] is None, "violation": row["violation"],
                            # the records after the upstream offset were copied again after their first copies (a restart)
                            "copied_again": row.get("copied_again", False)})
-
-        def of(pair, table):
-            return {partition: value for (index, partition), value in table.items() if index == pair.index}
-
-        topics = [report.topic_entry(pair, of(pair, counts), of(pair, samples), of(pair, misplaced), of(pair, anchors),
-                                     of(pair, violations), self.options.max_duplicate_ratio)
+        topics = [report.topic_entry(pair, _of_pair(pair, counts), _of_pair(pair, samples), _of_pair(pair, misplaced), _of_pair(pair, anchors),
+                                     _of_pair(pair, violations), self.options.max_duplicate_ratio)
                   for pair in self.pairs]
         return topics, groups
+
+
+def _of_pair(pair, table):
+    """{partition: value} of `pair` in `table`, keyed by (pair index, partition)."""
+    return {partition: value for (index, partition), value in table.items() if index == pair.index}
 
 
 class _SparkEngine:
@@ -394,6 +420,8 @@ def run(context, options, prepared=None):
         topics = [report.topic_entry(pair, {}, {}, {}, {}, {}, options.max_duplicate_ratio)
                   for pair in state.pairs if not pair.target_exists]
     code, error, covered, lead = state.conclude(topics, error)
+    if options.engine == mirrormaker1.MM1:
+        lead = mirrormaker1.LEAD
     duration = time.monotonic() - clock
     records = sum(topic["totals"].get("source_count", 0) + topic["totals"].get("target_count", 0) for topic in topics)
     message = report.summary_message(topics, error)
@@ -402,6 +430,9 @@ def run(context, options, prepared=None):
         "exit_code": code,
         "message": "%s; %s" % (lead, message) if lead else message,
         "mode": options.mode,
+        "engine": options.engine,
+        # {check: reason} of the checks that do not exist for this MirrorMaker: not skipped, there is nothing to check
+        "not_applicable": dict(mirrormaker1.NOT_APPLICABLE) if options.engine == mirrormaker1.MM1 else {},
         "run": state.run_id,
         "coverage": covered,
         "error": error,

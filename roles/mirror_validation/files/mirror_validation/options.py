@@ -16,6 +16,7 @@ from typing import Optional, Union, get_type_hints
 
 from .connection import Connection, secret_env_var
 from .kafka_reader import CLIENTS
+from .mirrormaker1 import ENGINES, MM1
 from .naming import POLICIES, FlowNames, parse_release
 
 MODES = ("full", "incremental", "bounded")
@@ -63,6 +64,10 @@ class JobOptions:
     html: Optional[str] = _option("write the HTML report here", None)
     topic_drift_file: Optional[str] = _option(
         "JSON result of kafkaops.mirror.kafka_mirror_topic_drift_info to include in the report; its errors count as defects", None)
+    engine: str = _option(
+        "the MirrorMaker whose mirror is validated: mm2 compares partition by partition and checks MM2's offset syncs and"
+        " checkpoints; mm1 (kafka.tools.MirrorMaker) keeps topic names and partitions again by key, so records are matched"
+        " per topic across partitions by fingerprint and their order checked per key", "mm2", ENGINES)
     mode: str = _option(
         "full: every record; incremental: per partition only what was written since the offsets the last passed incremental run"
         " validated (kept in state_file), in full where there are none or they are stale; bounded: a sample of partitions"
@@ -200,6 +205,11 @@ def problems(options):
         found.append("sample_partitions must be >= 1 with mode bounded, got %r" % options.sample_partitions)
     if options.mode != "bounded" and options.sample_partitions is not None:
         found.append("sample_partitions is used by mode bounded only, got mode %s" % options.mode)
+    if options.engine == MM1 and options.mode != "full":
+        found.append("mode %s is not implemented for engine mm1 (MirrorMaker 1): its ranges are per partition pair, and MirrorMaker 1"
+                     " does not keep partitions; validate a MirrorMaker 1 mirror with mode full" % options.mode)
+    if options.engine == MM1 and options.topic_drift_file:
+        found.append("topic_drift_file is not used with engine mm1: the drift's rules are MirrorMaker 2's (partition for partition)")
     return found
 
 

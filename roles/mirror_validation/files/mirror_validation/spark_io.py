@@ -11,7 +11,7 @@ from bisect import bisect_right
 from contextlib import contextmanager
 from functools import partial
 
-from .fingerprint import fingerprints
+from .fingerprint import fingerprints, key_digests
 from .kafka_reader import open_reader
 from .partition_match import PartitionMatch, coarse_keys
 from .slices import SOURCE, TARGET
@@ -227,5 +227,22 @@ def compare_partitions(context, settings, tasks, window, sample_limit):
     def task(entries):
         with _collections_by_growth(), _TaskReaders(settings) as readers:
             yield from compare_works(readers, [work for entry in entries for work in entry], window, sample_limit)
+
+    return context.parallelize(tasks, max(len(tasks), 1)).mapPartitions(task)
+
+
+def record_rows(context, settings, tasks):
+    """RDD of the rows (pair, fingerprint, side, partition, offset, key digest) of every record of `tasks` (lists of
+    Slices, see slices.pack), as topic_match.py compares them: one Spark task per entry, each side's slices read at once."""
+    def task(entries):
+        parts = [part for entry in entries for part in entry]
+        with _collections_by_growth(), _TaskReaders(settings) as readers:
+            for side in (SOURCE, TARGET):
+                mine = [part for part in parts if part.side == side]
+                if not mine:
+                    continue
+                for part, batch in readers.reader(side).read_batches(mine):
+                    for offset, fp, key in zip(batch.offsets, fingerprints(batch, part.with_timestamp), key_digests(batch)):
+                        yield part.pair, fp, side, part.partition, offset, key
 
     return context.parallelize(tasks, max(len(tasks), 1)).mapPartitions(task)

@@ -41,9 +41,10 @@ class TopicPair:
         return rows
 
 
-def pair_topics(source_topics, target_topics, include, exclude, names):
+def pair_topics(source_topics, target_topics, include, exclude, names, keep_names=False):
     """TopicPairs for the selected source topics; `*_topics` are {name: partition count}, `names` the flow's FlowNames
-    (for the MirrorMaker release: which topics are internal differs by release)."""
+    (for the MirrorMaker release: which topics are internal differs by release). `keep_names`: the target topic has the
+    source topic's name (MirrorMaker 1), else the name MM2's replication policy gives it."""
     selected = validated_topics(source_topics, include, exclude, names)
     if not selected:
         raise ValidationUnavailable(
@@ -52,7 +53,7 @@ def pair_topics(source_topics, target_topics, include, exclude, names):
         )
     pairs = []
     for index, topic in enumerate(selected):
-        target = names.remote_topic(topic)
+        target = topic if keep_names else names.remote_topic(topic)
         pairs.append(TopicPair(index, topic, target, source_topics[topic], target_topics.get(target)))
     return pairs
 
