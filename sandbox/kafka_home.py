@@ -47,6 +47,23 @@ exec {python} -m sandbox.mm2 "$@"
 """
 
 
+# Quirk of the lab: the stand-in has no MirrorMaker 1 (kafka.tools.MirrorMaker), which a real home of 2.4 to 3.9 launches
+# with this script. The mirrormaker2 role checks that the engine's launcher exists before anything changes, so the stand-in's
+# home has one that says where MirrorMaker 1 runs for real (tests/integration/real_kafka/test_mirrormaker1.py).
+NO_MIRRORMAKER1_SCRIPT = """#!/bin/sh
+echo "the sandbox's MirrorMaker 2 stand-in has no MirrorMaker 1: run it on the apache provider's lab" >&2
+exit 1
+"""
+
+
+def _write_mirrormaker1_launcher(home: Path, version: str) -> None:
+    """The stand-in home's bin/kafka-mirror-maker.sh, up to 3.9 as Kafka's (4.0 removed MirrorMaker 1)."""
+    if int(version.split(".")[0]) < 4:
+        script = home / "bin" / "kafka-mirror-maker.sh"
+        script.write_text(NO_MIRRORMAKER1_SCRIPT)
+        script.chmod(0o755)
+
+
 def write_kafka_home(sandbox_dir: Path, provider: Provider, repo: Path, mirrormaker_node: dict, version: str) -> Path:
     """local node mode: DIR/kafka_home."""
     link = sandbox_dir / "kafka_home"
@@ -64,6 +81,7 @@ def write_kafka_home(sandbox_dir: Path, provider: Provider, repo: Path, mirrorma
     script.parent.mkdir(parents=True, exist_ok=True)
     script.write_text(LOCAL_SCRIPT.format(node=mirrormaker_node["name"], repo=shlex.quote(str(repo)), python=shlex.quote(mirrormaker_node["python"])))
     script.chmod(0o755)
+    _write_mirrormaker1_launcher(link, version)
     return link
 
 
@@ -114,4 +132,5 @@ def write_node_kafka_home(upper: Path, provider: Provider, sandbox_dir: Path, re
     script.write_text(NODE_SCRIPT.format(version=version, home=KAFKA_HOME_ON_NODE, vendor=shlex.quote(f"{KAFKA_HOME_ON_NODE}/{STAND_IN_DIR}"),
                                          python=NODE_PYTHON))
     script.chmod(0o755)
+    _write_mirrormaker1_launcher(home, version)
     return None

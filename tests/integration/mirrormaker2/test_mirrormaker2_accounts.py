@@ -37,6 +37,10 @@ def deploy(tmp_path: Path, state: dict, **overrides):
     ctl.chmod(0o755)
     home = tmp_path / "kafka"
     (home / "bin").mkdir(parents=True, exist_ok=True)
+    # The role refuses a home without the launcher before anything; check mode never runs it.
+    launcher = home / "bin" / "connect-mirror-maker.sh"
+    launcher.write_text("#!/bin/sh\nexit 1\n")
+    launcher.chmod(0o755)
     (tmp_path / "conf.d").mkdir(exist_ok=True)
     play = [{"name": "MirrorMaker 2 on this machine", "hosts": "mirrormaker", "gather_facts": False,
              "roles": [{"role": "kafkaops.mirror.mirrormaker2"}]}]
