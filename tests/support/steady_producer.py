@@ -12,7 +12,7 @@ wait for every partition, __consumer_offsets and MirrorMaker's topics included, 
 sample's time. Each sample asks the next broker in turn: a sample is that broker's metadata cache, which the controller
 updates on every broker separately, so one broker slow to apply an update cannot stand for the whole cluster. Prints one
 JSON line at the end: sent, acknowledged, failed sends (with their errors) and the samples
-[[epoch ms, ["topic:partition" under-replicated, ...], broker id, partitions listed], ...] ([epoch ms, None, error] for a
+[[epoch ms, ["topic:partition-out:<replica ids missing from its ISR>" under-replicated, ...], broker id, partitions listed], ...] ([epoch ms, None, error] for a
 failed read). A broker that has just registered answers from an empty cache until the controller sends it the partitions:
 no under-replicated partition, and none listed at all; the count lets the reader tell that from a cluster in sync.
 """
@@ -48,7 +48,9 @@ def watch(bootstrap, stop, samples):
                 brokers = sorted(broker["node_id"] for broker in metadata["brokers"])
                 # Every topic, internal ones included. kafka-python 3's Metadata fields: partition_index, replica_nodes, isr_nodes.
                 partitions = [(topic["name"], p) for topic in metadata["topics"] for p in topic["partitions"]]
-                under = sorted("%s:%d" % (name, p["partition_index"]) for name, p in partitions if len(p["isr_nodes"]) < len(p["replica_nodes"]))
+                # Each with the replicas missing from its ISR, so that a failure says which broker lagged.
+                under = sorted("%s:%d-out:%s" % (name, p["partition_index"], ",".join(map(str, sorted(set(p["replica_nodes"]) - set(p["isr_nodes"])))))
+                               for name, p in partitions if len(p["isr_nodes"]) < len(p["replica_nodes"]))
                 samples.append([int(time.time() * 1000), under, broker_id, len(partitions)])
             except Exception as exc:  # a broker going away mid-request: record that nothing was known then, and start afresh
                 samples.append([int(time.time() * 1000), None, "broker %s: %s" % (broker_id, repr(exc)[:200])])
