@@ -67,7 +67,7 @@ APACHE_SUBNET = 40
 REAL_KAFKA_GROUP = "real-kafka"
 
 
-# This worker's real-Kafka lab once it started ("dir"), and how many of the run's tests on it ended ("ended").
+# This worker's real-Kafka lab once it started ("dir"), how many of the run's tests on it ended ("ended") and there are ("tests").
 _APACHE_LAB = {"ended": 0}
 APACHE_DOWN_TIMEOUT = 90
 
@@ -119,7 +119,9 @@ def pytest_runtest_teardown(item, nextitem):
     if not on_apache_lab(item):
         return
     _APACHE_LAB["ended"] += 1
-    if "dir" in _APACHE_LAB and _APACHE_LAB["ended"] == sum(map(on_apache_lab, item.session.items)):
+    # The run's number of them, counted once: the items are final (deselected ones gone) by the first test's end.
+    total = _APACHE_LAB.setdefault("tests", sum(map(on_apache_lab, item.session.items)))
+    if "dir" in _APACHE_LAB and _APACHE_LAB["ended"] == total:
         api.down(_APACHE_LAB.pop("dir"), timeout=APACHE_DOWN_TIMEOUT)
 
 
