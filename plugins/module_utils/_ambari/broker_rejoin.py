@@ -56,6 +56,12 @@ def still_missing(before, now):
     brokers = sorted(before.brokers - now.brokers)
     if brokers:
         missing.append("brokers " + ", ".join(str(b) for b in brokers) + " not registered")
+    # An answer that lists brokers but no partition at all says nothing about the ISR: a metadata cache being filled (a
+    # ZooKeeper-mode controller sends a broker the live brokers and the partition states in separate UpdateMetadata
+    # requests), not every topic deleted during a restart.
+    if before.isr and not now.isr:
+        missing.append("the broker that answered lists no partitions yet (its metadata cache is not filled)")
+        return missing
     # A topic deleted meanwhile is not waited for, nor a replica a reassignment moved away.
     out_of_sync = {}
     for partition in sorted(before.isr.keys() & now.isr.keys()):

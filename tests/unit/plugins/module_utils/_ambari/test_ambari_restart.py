@@ -308,7 +308,9 @@ def _metadata_answer(brokers, partitions):
 
 @pytest.mark.parametrize("answer, missing", [
     # A broker that has just registered, before the controller sent it the partitions: an empty cache.
-    (_metadata_answer([], {}), ["brokers 0, 1, 2 not registered"]),
+    (_metadata_answer([], {}), ["brokers 0, 1, 2 not registered", "the broker that answered lists no partitions yet (its metadata cache is not filled)"]),
+    # Every broker and no partition: a cache that has the brokers' UpdateMetadata and not yet the partitions'.
+    (_metadata_answer([0, 1, 2], {}), ["the broker that answered lists no partitions yet (its metadata cache is not filled)"]),
     (_metadata_answer([0, 1, 2], {"t": {0: ([0, 1, 2], [1, 2])}}), ["1 partitions not back in sync (t-0 (replicas 0))"]),
     (_metadata_answer([0, 1, 2], {"t": {0: ([0, 1, 2], [1, 2, 0])}}), []),
 ])
