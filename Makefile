@@ -22,7 +22,7 @@ export ANSIBLE_COLLECTIONS_PATH := $(COLLECTIONS_PATH)
 export PATH := $(BIN):$(PATH)
 export PYTHONPATH := $(CURDIR)
 
-.PHONY: kafka-homes-demo kafka-homes-test metrics-agent oldest-runtime venv machine-demo machine-test machine-bench bench demo test check sanity units lint integration molecule sandbox-up sandbox-down sandbox-status build docs vendored clean
+.PHONY: kafka-homes-demo kafka-homes-test metrics-agent maven-artifacts oldest-runtime venv machine-demo machine-test machine-bench bench demo test check sanity units lint integration molecule sandbox-up sandbox-down sandbox-status build docs vendored clean
 
 venv: $(VENV)/.installed
 
@@ -74,8 +74,16 @@ demo: venv machine-demo $(if $(filter apache,$(PROVIDER)),kafka-homes-demo)
 	echo "demo: finished in $$(( $$(date +%s) - started )) s"; \
 	for report in $(CURDIR)/reports/*/report.html; do echo "demo: validation report: $$report (JSON: $${report%.html}.json)"; done
 
-test: venv machine-test kafka-homes-test metrics-agent oldest-runtime
+# What the run needs, two at a time: each part waits mostly on a registry or on one core, so on a fresh machine (CI's) this
+# takes about a minute less than one after another. The Maven downloads stay one after another (maven-artifacts): Maven's
+# local repository is not safe for two processes writing to it at once.
+test:
+	$(MAKE) --no-print-directory -j2 --output-sync=target venv machine-test
+	$(MAKE) --no-print-directory -j2 --output-sync=target maven-artifacts oldest-runtime
 	$(BIN)/python -m tests.run_suite
+
+maven-artifacts: kafka-homes-test
+	$(MAKE) --no-print-directory metrics-agent
 
 # The inner loop: unit tests, ansible-test sanity and ansible-lint, two at a time (tests/run_suite.py's lanes); Python only,
 # nothing from the machine (docs/development.md, "Running the tests"). The Spark and Chromium unit tests skip without
