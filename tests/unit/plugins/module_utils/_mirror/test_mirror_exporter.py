@@ -184,16 +184,18 @@ def test_endpoint_serves_metrics_only():
 
 
 def test_shipped_entry_point_runs_without_ansible(tmp_path):
-    """As the role installs it: the entry point, and the three packages copied under lib/; Ansible cannot be imported."""
-    lib = tmp_path / "lib" / "ansible_collections" / "kafkaops" / "mirror" / "plugins" / "module_utils"
-    for package in ("_mm2", "_kafka", "_mirror"):
-        shutil.copytree(REPO / "plugins" / "module_utils" / package, lib / package)
-    script = tmp_path / "kafka_mirror_exporter.py"
-    shutil.copy(REPO / "roles" / "mirrormaker2" / "files" / "kafka_mirror_exporter.py", script)
-    (tmp_path / "config.json").write_text(json.dumps({"flows": [FLOW]}))
+    """As the role installs it: the entry point and its archive of the three packages, packed twice to the same bytes; the
+    exporter's imports need nothing else of the collection, and no Ansible (which cannot be imported here)."""
+    script = REPO / "roles" / "mirrormaker2" / "files" / "kafka_mirror_exporter.py"
     env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    module_utils = str(REPO / "plugins" / "module_utils")
+    for name in ("first.zip", "module_utils.zip"):
+        subprocess.run([sys.executable, str(script), "--pack", module_utils, str(tmp_path / name)], env=env, check=True, timeout=60)
+    assert (tmp_path / "first.zip").read_bytes() == (tmp_path / "module_utils.zip").read_bytes()
+    shutil.copy(script, tmp_path / script.name)
+    (tmp_path / "config.json").write_text(json.dumps({"flows": [FLOW]}))
     blocked = "import sys, runpy; sys.modules['ansible'] = None; sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name='__main__')"
-    proc = subprocess.run([sys.executable, "-c", blocked, str(script), "--config", str(tmp_path / "config.json")], cwd=tmp_path,
-                          capture_output=True, text=True, env=env, timeout=60, check=False)
+    proc = subprocess.run([sys.executable, "-c", blocked, str(tmp_path / script.name), "--config", str(tmp_path / "config.json")],
+                          cwd=tmp_path, capture_output=True, text=True, env=env, timeout=60, check=False)
     assert proc.returncode == 2, proc.stderr
     assert "give textfile, listen or both" in proc.stderr, proc.stderr
