@@ -106,9 +106,17 @@ def flow_params(flow):
     """kafka_mirror_status' parameters for one flow of the configuration (its keys are that module's options)."""
     params = dict(_STATUS_DEFAULTS)
     params.update({key: value for key, value in flow.items() if key != "target"})
-    params.update(flow.get("target") or {})
-    params["source"] = flow.get("source") or {}
+    params.update(_connection(flow.get("target")))
+    params["source"] = _connection(flow.get("source"))
     return params
+
+
+def _connection(options):
+    """A cluster's connection options; bootstrap_servers given as one string is split as the modules' argument spec splits it."""
+    options = dict(options or {})
+    if isinstance(options.get("bootstrap_servers"), str):
+        options["bootstrap_servers"] = [part.strip() for part in options["bootstrap_servers"].split(",") if part.strip()]
+    return options
 
 
 class _Opened:
