@@ -150,8 +150,9 @@ def test_each_alert_fires_on_its_fault_and_clears(lab, tmp_path, sandbox_net):
                           "vars": {"mirrormaker2_prometheus_rules_file": str(rules), "mirrormaker2_alert_lag_window": "5s",
                                    "mirrormaker2_alert_max_lag": 0, "mirrormaker2_alert_max_heartbeat_age": 30,
                                    "mirrormaker2_alert_exporter_stale_after": 30, "mirrormaker2_alert_mirrormaker_job": "kafka-mirrormaker",
-                                   "mirrormaker2_alert_for": {"stopped": "1s", "lag_growing": "1s", "checkpoints_stale": "1s",
-                                                              "task_failed": "1s", "validation_failed": "0s", "exporter_down": "5s"}}}])
+                                   "mirrormaker2_alert_stopped_for": "1s", "mirrormaker2_alert_lag_growing_for": "1s",
+                                   "mirrormaker2_alert_checkpoints_stale_for": "1s", "mirrormaker2_alert_task_failed_for": "1s",
+                                   "mirrormaker2_alert_validation_failed_for": "0s", "mirrormaker2_alert_exporter_down_for": "5s"}}])
     assert not written.failed and rules.is_file(), written.stdout[-3000:]
     ip = lab.mirrormaker_node()["ip"]
     write_report(lab, passed=True)
