@@ -47,8 +47,9 @@ REMOTE_ORDERS, REMOTE_EVENTS = f"obp.{ORDERS}", f"obp.{EVENTS}"
 SYNCS_TOPIC = "mm2-offset-syncs.obs.internal"  # on the source (offset-syncs location source)
 FLOW = "obp->obs"
 # The role alone, its modules on the mirror_host role's virtualenv (prepared by mirror_host_ready), as after mirror.yml's first stage.
+# A fact of the host, as the mirror_host role sets it: the tasks the role delegates to the controller keep the controller's.
 PLAYBOOK = ("- {name: MirrorMaker, hosts: mirrormaker, gather_facts: false, roles: [kafkaops.mirror.mirrormaker2],\n"
-            "   vars: {ansible_python_interpreter: /opt/kafkaops-mirror/venv/bin/python}}\n")
+            "   pre_tasks: [{ansible.builtin.set_fact: {ansible_python_interpreter: /opt/kafkaops-mirror/venv/bin/python}}]}\n")
 CHECK_EXPORTER = "kafkaops.mirror.mirrormaker2 : Check the mirror exporter's options"
 WRITE_CONFIG = "kafkaops.mirror.mirrormaker2 : Write the exporter's configuration"
 ALERTS = ("KafkaMirrorMakerStopped", "KafkaMirrorLagGrowing", "KafkaMirrorCheckpointsStale", "KafkaMirrorTaskFailed",
