@@ -63,7 +63,7 @@ def cluster(alias: str, group: str) -> dict:
 
 
 @pytest.fixture(scope="module")
-def lab(sandbox_apache, mirror_host_ready, tmp_path_factory):
+def lab(sandbox_apache, mirror_host_ready, source_names_synced, tmp_path_factory):
     ip = next(n for n in sandbox_apache["clusters"]["secondary"]["nodes"] if n["name"] == sandbox_apache["mirrormaker_node"])["ip"]
     flow = {"source": "obp", "target": "obs", "topics": ["ob-.*"], "groups": ["ob-.*"], "refresh_topics_interval_seconds": 10,
             "refresh_groups_interval_seconds": 5, "emit_checkpoints_interval_seconds": 2}
@@ -77,6 +77,7 @@ def lab(sandbox_apache, mirror_host_ready, tmp_path_factory):
         "mirrormaker2_exporter_textfile": TEXTFILE, "mirrormaker2_exporter_validation_report": REPORT,
         "mirrormaker2_exporter_service_name": EXPORTER, "mirrormaker2_exporter_dir": EXPORTER_DIR})
     mirror_host_ready(sandbox_apache)
+    source_names_synced(sandbox_apache)  # the MirrorMaker node resolves the primary's advertised names, as after mirror.yml's hosts_sync
     lab.playbook = tmp_path_factory.mktemp("mirror-alerts") / "mirrormaker2.yml"
     lab.playbook.write_text(PLAYBOOK)
     lab.client("primary", "create", ORDERS, 2, 3)
@@ -135,7 +136,10 @@ def test_exporter_refused_previewed_then_deployed_once(lab):
 
     run = lab.play(lab.playbook)
     assert not run.failed and run.changed_count > 0, run.stdout[-5000:]
-    assert "RUNNING" in on_node(lab, f"{SUPERVISORCTL} status {EXPORTER}")
+    deadline = time.monotonic() + 30  # supervisord's startsecs (3) before RUNNING
+    while "RUNNING" not in on_node(lab, f"{SUPERVISORCTL} status {EXPORTER}"):
+        assert time.monotonic() < deadline, on_node(lab, f"{SUPERVISORCTL} status {EXPORTER}")
+        time.sleep(1)
     assert (node_file(lab, EXPORTER_DIR) / "module_utils.zip").is_file()
     deadline = time.monotonic() + 60
     while not node_file(lab, TEXTFILE).exists() or not prometheus_text.values(textfile(lab), "kafka_mirror_flow_up", flow=FLOW):
