@@ -122,19 +122,26 @@ def wait_alerts(url: str, want: dict, since: float, timeout: float = 90) -> dict
         time.sleep(0.5)
 
 
+def timed_play(lab, what, **options):
+    started = time.monotonic()
+    play = lab.play(lab.playbook, **options)
+    print(f"{what}: {time.monotonic() - started:.1f} s")
+    return play
+
+
 def test_exporter_refused_previewed_then_deployed_once(lab):
-    bad = lab.play(lab.playbook, mirrormaker2_exporter_listen="no-port")
+    bad = timed_play(lab, "bad options", mirrormaker2_exporter_listen="no-port")
     assert bad.failed and 'address:port (got "no-port")' in bad.task(CHECK_EXPORTER)["msg"], bad.stdout[-3000:]
     assert not node_file(lab, CONFIG_DIR).exists() and not node_file(lab, EXPORTER_DIR).exists()
 
-    preview = lab.play(lab.playbook, check=True)
+    preview = timed_play(lab, "check mode", check=True)
     assert not preview.failed and preview.changed_count > 0, preview.stdout[-3000:]
     diff = preview.task(WRITE_CONFIG)["diff"]
     after = json.loads((diff[0] if isinstance(diff, list) else diff)["after"])
     assert after["flows"][0]["source_alias"] == "obp" and after["listen"].endswith(f":{EXPORTER_PORT}")
     assert not node_file(lab, EXPORTER_DIR).exists() and not node_file(lab, f"{CONFIG_DIR}/exporter.json").exists()
 
-    run = lab.play(lab.playbook)
+    run = timed_play(lab, "deploy")
     assert not run.failed and run.changed_count > 0, run.stdout[-5000:]
     deadline = time.monotonic() + 30  # supervisord's startsecs (3) before RUNNING
     while "RUNNING" not in on_node(lab, f"{SUPERVISORCTL} status {EXPORTER}"):
@@ -147,7 +154,7 @@ def test_exporter_refused_previewed_then_deployed_once(lab):
         time.sleep(1)
     assert prometheus_text.values(textfile(lab), "kafka_mirror_flow_up", flow=FLOW) == [1]
 
-    again = lab.play(lab.playbook)
+    again = timed_play(lab, "again")
     assert not again.failed and again.changed_count == 0, again.stdout[-5000:]
 
 
@@ -223,7 +230,7 @@ def test_each_alert_fires_on_its_fault_and_clears(lab, tmp_path, sandbox_net):
 
 
 def test_state_absent_removes_mirrormaker_and_the_exporter(lab):
-    gone = lab.play(lab.playbook, mirrormaker2_state="absent")
+    gone = timed_play(lab, "state absent", mirrormaker2_state="absent")
     assert not gone.failed and gone.changed_count > 0, gone.stdout[-5000:]
     status = as_root_on(lab.mirrormaker_node(), f"{SUPERVISORCTL} status {EXPORTER} {SERVICE}")
     assert status.stdout.count("no such process") == 2, status.stdout
