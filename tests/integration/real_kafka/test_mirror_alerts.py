@@ -108,6 +108,14 @@ def textfile(lab) -> list:
     return prometheus_text.parse(node_file(lab, TEXTFILE).read_text())
 
 
+def wait_textfile(lab, holds, timeout: float = 30) -> None:
+    """Until the exporter's textfile, read on the node, satisfies `holds` (it is rewritten at every run, 2 s here)."""
+    deadline = time.monotonic() + timeout
+    while not holds(textfile(lab)):
+        assert time.monotonic() < deadline, node_file(lab, TEXTFILE).read_text()[-3000:]
+        time.sleep(0.5)
+
+
 def wait_alerts(url: str, want: dict, since: float, timeout: float = 90) -> dict:
     """Until each alert of `want` is firing (True) or not (False); returns {alert: seconds from `since` to when it was seen}."""
     seen, deadline = {}, time.monotonic() + timeout
@@ -205,13 +213,13 @@ def test_each_alert_fires_on_its_fault_and_clears(lab, tmp_path, sandbox_net):
         on_node(lab, f"{SUPERVISORCTL} stop {SERVICE}")
         lab.produce_keyed(ORDERS, 2, 10)
         timings["stopped, records produced: fired"] = wait_alerts(url, {"KafkaMirrorMakerStopped": True, "KafkaMirrorLagGrowing": True}, since)
-        assert prometheus_text.values(textfile(lab), "kafka_mirror_lag_records", flow=FLOW)[0] >= 20
+        wait_textfile(lab, lambda samples: prometheus_text.values(samples, "kafka_mirror_lag_records", flow=FLOW) == [20.0])
 
         since = time.monotonic()
         lab.client("secondary", "recreate", REMOTE_ORDERS, 2, 3)
         timings["remote topic rebuilt: fired"] = wait_alerts(url, {"KafkaMirrorCheckpointsStale": True}, since)
-        stale = prometheus_text.values(textfile(lab), "kafka_mirror_stale_state_findings", flow=FLOW, check="stale_offset_syncs", severity="error")
-        assert stale == [1], stale
+        wait_textfile(lab, lambda samples: prometheus_text.values(samples, "kafka_mirror_stale_state_findings", flow=FLOW,
+                                                                  check="stale_offset_syncs", severity="error") == [1.0])
 
         # The fixes the alerts' descriptions give, MirrorMaker still stopped: the remote topic's config back, the stale
         # offset-syncs topic deleted; then MirrorMaker started again.
@@ -224,8 +232,8 @@ def test_each_alert_fires_on_its_fault_and_clears(lab, tmp_path, sandbox_net):
         # The failed task's alert went with MirrorMaker's series when it stopped; the new process's task runs.
         tasks = {(labels["connector"], labels["status"]) for labels, value in prometheus_server.query(url, "kafka_mirrormaker2_task_status") if value == 1}
         assert ("MirrorSourceConnector", "running") in tasks and not {status for _connector, status in tasks} - {"running"}, tasks
-        assert prometheus_text.values(textfile(lab), "kafka_mirror_stale_state_findings", flow=FLOW, check="stale_offset_syncs",
-                                      severity="error") == [0]
+        wait_textfile(lab, lambda samples: prometheus_text.values(samples, "kafka_mirror_stale_state_findings", flow=FLOW,
+                                                                  check="stale_offset_syncs", severity="error") == [0.0])
     print("ALERT TIMINGS", json.dumps(timings))
 
 
