@@ -120,7 +120,7 @@ def one_run(runner, config_path, textfile):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", maxsplit=1)[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[100, 1000, 10000])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--partitions-per-topic", type=int, default=100)

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # Copyright: kafkaops.mirror contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Entry point of the mirror exporter on the MirrorMaker host (role mirrormaker2, mirrormaker2_exporter_*).

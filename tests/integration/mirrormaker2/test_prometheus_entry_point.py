@@ -32,7 +32,8 @@ def test_prometheus_entry_point_writes_the_rules_and_the_dashboard(tmp_path):
     files = {"mirrormaker2_prometheus_rules_file": str(rules), "mirrormaker2_grafana_dashboard_file": str(dashboard)}
 
     bad = entry_point(mirrormaker2_prometheus_rules_file="relative.yml", mirrormaker2_alert_stopped_for="two minutes")
-    assert bad.failed and "'mirrormaker2_alert_stopped_for': 'two minutes'" in bad.task(CHECK_TASK)["msg"] and 'got "relative.yml"' in bad.task(CHECK_TASK)["msg"]
+    said = bad.task(CHECK_TASK)["msg"]
+    assert bad.failed and "'mirrormaker2_alert_stopped_for': 'two minutes'" in said and 'got "relative.yml"' in said
     assert not (REPO / "relative.yml").exists()
 
     preview = entry_point(check=True, **files)

@@ -273,10 +273,10 @@ def test_exporter_units_pass_the_current_systemd(tmp_path):
     script = tmp_path / "python"
     script.write_text("#!/bin/sh\nexit 0\n")
     script.chmod(0o755)
-    command = [str(script), "/opt/exporter/kafka_mirror_exporter.py", "--config", "/x.json"]
+    values = dict(EXPORTER_VARS, mirrormaker2_user="root", mirrormaker2_exporter_dir=str(tmp_path))
+    values["_mirrormaker2_exporter_command"] = [str(script), "/opt/exporter/kafka_mirror_exporter.py", "--config", "/x.json"]
     for name in ("service", "timer"):
-        (tmp_path / f"kafka-mirror-exporter.{name}").write_text(render(f"exporter.{name}.j2", mirrormaker2_user="root", mirrormaker2_exporter_dir=str(tmp_path),
-                                                                        **dict(EXPORTER_VARS, _mirrormaker2_exporter_command=command)))
+        (tmp_path / f"kafka-mirror-exporter.{name}").write_text(render(f"exporter.{name}.j2", **values))
     verify = subprocess.run(["systemd-analyze", "verify", str(tmp_path / "kafka-mirror-exporter.timer"), str(tmp_path / "kafka-mirror-exporter.service")],
                             capture_output=True, text=True, check=False)
     problems = [line for line in verify.stderr.splitlines() if "kafka-mirror-exporter" in line]
