@@ -4,8 +4,9 @@
 #
 # What `make demo` and `make test` need from the machine beyond Python, installed when missing.
 #   machine-setup.sh demo   Java 17+ (Spark, Kafka), Maven (Kafka's jars), sshd + sudo + unshare (the sandbox's nodes are SSH hosts)
-#   machine-setup.sh test   the same, plus stunnel4 (the TLS listener of the connection tests) and
-#                           chromium-headless-shell (the validation report's layout test renders the page)
+#   machine-setup.sh test   the same, plus stunnel4 (the TLS listener of the connection tests),
+#                           chromium-headless-shell (the validation report's layout test renders the page) and
+#                           prometheus (promtool tests the alerting rules; the exporter's test runs a Prometheus of its own)
 #   machine-setup.sh bench  Java, plus kcat (bench/validation.py's dump + sort + diff pipeline)
 # As root with apt-get, missing Debian packages are installed. Otherwise the script names the one command
 # to run and fails, except for what only the root-only strict sandbox needs (sshd, sudo), which a
@@ -32,6 +33,7 @@ command -v sudo >/dev/null 2>&1 || root_only+=(sudo)
 if [ "$purpose" = test ]; then
   command -v stunnel4 >/dev/null 2>&1 || missing+=(stunnel4)
   command -v chromium-headless-shell >/dev/null 2>&1 || command -v chromium >/dev/null 2>&1 || missing+=(chromium-headless-shell)
+  command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
 fi
 if [ "$purpose" = bench ]; then
   command -v kcat >/dev/null 2>&1 || missing+=(kcat)
@@ -49,6 +51,12 @@ fi
 if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
   echo "machine-setup: installing ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
+  # Debian's prometheus package starts its own system service on install; the tests start theirs as a child process on a
+  # 127.x address and nothing else may run: a policy-rc.d that refuses every start, for this install only, where none exists.
+  if [ ! -e /usr/sbin/policy-rc.d ]; then
+    printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d && chmod 0755 /usr/sbin/policy-rc.d
+    trap 'rm -f /usr/sbin/policy-rc.d' EXIT
+  fi
   apt-get install -y -qq "${missing[@]}" >/dev/null || { apt-get update -qq && apt-get install -y -qq "${missing[@]}" >/dev/null; }
   exit 0
 fi

@@ -234,6 +234,14 @@ checkpoints:
   returned: always
   type: dict
   sample: {"orders-app": 3}
+checkpoint_age_s:
+  description:
+    - Group name to the age in seconds of the newest checkpoint MirrorMaker 2 wrote for it (the checkpoint record's timestamp).
+    - A group whose age grows while it commits offsets on the source is not being checkpointed any more.
+  returned: for a MirrorMaker 2 flow
+  type: dict
+  version_added: 0.3.0
+  sample: {"orders-app": 4.2}
 offset_syncs_topic:
   description: Name of the offset-syncs topic that was read (on the cluster O(offset_syncs_topic_location) names).
   returned: always

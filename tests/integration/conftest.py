@@ -92,6 +92,7 @@ REAL_KAFKA_FILES = (
     "tests/integration/real_kafka/test_large_backlog.py",
     "tests/integration/real_kafka/test_real_kafka.py",
     "tests/integration/real_kafka/test_mirrormaker1.py",
+    "tests/integration/real_kafka/test_mirror_alerts.py",
     "tests/integration/kafka/test_kafka_info_modules.py",
     "tests/integration/kafka/test_kafka_topic_module.py",
     "tests/integration/kafka/test_kafka_topics_role.py",

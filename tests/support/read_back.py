@@ -16,6 +16,13 @@ Run with a sandbox node's python (names resolve there as on that node):
     python read_back.py BOOTSTRAP records TOPIC     -> {"records": {partition: [[key, value], ...]}} (as keys, with values)
     python read_back.py BOOTSTRAP commit GROUP TOPIC PARTITION OFFSET
     python read_back.py BOOTSTRAP create NAME PARTITIONS REPLICATION_FACTOR
+    python read_back.py BOOTSTRAP recreate NAME PARTITIONS REPLICATION_FACTOR
+                                                    -> deletes the topic, waits until it is gone, creates it again empty
+    python read_back.py BOOTSTRAP set-config NAME KEY VALUE
+    python read_back.py BOOTSTRAP delete-config NAME KEY
+                                                    -> sets (removes) one config override of the topic
+    python read_back.py BOOTSTRAP delete NAME       -> deletes the topic and waits until it is gone
+    python read_back.py BOOTSTRAP large TOPIC BYTES -> one record of BYTES bytes to partition 0
     python read_back.py BOOTSTRAP keys TOPIC        -> {"keys": {partition: [key, ...]}} (every record to the end, in order)
     python read_back.py BOOTSTRAP group GROUP       -> {"offsets": {"topic:partition": committed offset}}
     python read_back.py BOOTSTRAP in-sync           -> {"under_replicated": ["topic:partition", ...], "not_preferred": [...]}
@@ -78,6 +85,11 @@ def main(bootstrap, command, *args):
         return {"committed": offset}
     if command == "keys":
         return {"keys": read_keys(bootstrap, args[0])}
+    if command == "large":
+        producer = KafkaProducer(bootstrap_servers=bootstrap, max_request_size=2 * int(args[1]) + 1024, acks="all")
+        producer.send(args[0], key=b"large", value=b"x" * int(args[1]), partition=0).get(timeout=30)
+        producer.close()
+        return {"produced": 1}
     admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=10000, client_id="kafka-tests-read-back")
     try:
         if command == "topics":
@@ -92,6 +104,26 @@ def main(bootstrap, command, *args):
         if command == "create":
             admin.create_topics({args[0]: {"num_partitions": int(args[1]), "replication_factor": int(args[2])}})
             return {"created": args[0]}
+        if command in ("delete", "recreate"):
+            admin.delete_topics([args[0]])
+            deadline = time.monotonic() + 60
+            while args[0] in admin.list_topics():
+                assert time.monotonic() < deadline, f"{args[0]} still exists 60 s after its deletion"
+                time.sleep(0.5)
+            if command == "delete":
+                return {"deleted": args[0]}
+            while True:  # a broker may still be removing the old partitions' logs: TopicAlreadyExists for a moment
+                try:
+                    admin.create_topics({args[0]: {"num_partitions": int(args[1]), "replication_factor": int(args[2])}})
+                    return {"recreated": args[0]}
+                except Exception:
+                    if time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.5)
+        if command in ("set-config", "delete-config"):
+            change = ("SET", args[2]) if command == "set-config" else ("DELETE", None)
+            admin.alter_configs([ConfigResource("TOPIC", args[0], configs={args[1]: change})])
+            return {command: args[1]}
         if command == "group":
             offsets = admin.list_group_offsets(args[0]).get(args[0], {})
             return {"offsets": {f"{tp.topic}:{tp.partition}": meta.offset for tp, meta in offsets.items()}}

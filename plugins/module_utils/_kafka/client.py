@@ -18,9 +18,6 @@ import socket
 import traceback
 from contextlib import contextmanager
 
-from ansible.module_utils.basic import missing_required_lib
-from ansible.module_utils.compat.version import LooseVersion
-
 from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.connection_options import connection_option_errors
 from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.kerberos import KerberosLogin, KerberosLoginError
 
@@ -65,7 +62,13 @@ IP_ADVERTISING_FIX = (
 
 
 def ensure_kafka_python(module):
-    """Fail the module with the standard message when kafka-python is missing or too old."""
+    """Fail the module with the standard message when kafka-python is missing or too old.
+
+    Ansible's own helpers are imported here, not with the file: the mirror exporter (_mirror/exporter.py) runs this package on
+    the MirrorMaker host without Ansible."""
+    from ansible.module_utils.basic import missing_required_lib  # pylint: disable=import-outside-toplevel
+    from ansible.module_utils.compat.version import LooseVersion  # pylint: disable=import-outside-toplevel
+
     if not HAS_KAFKA:
         module.fail_json(msg=missing_required_lib("kafka-python"), exception=KAFKA_IMPORT_ERROR)
     if LooseVersion(KAFKA_VERSION) < LooseVersion(MINIMUM_KAFKA_PYTHON_VERSION):

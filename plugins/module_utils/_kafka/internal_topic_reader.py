@@ -69,3 +69,12 @@ class InternalTopicReader:
     def new_decoded(self, codec):
         """([decoded record], [problem message]) of new_records(), by decode_records' rule; codec: Checkpoint, OffsetSync or Heartbeat."""
         return decode_records(self.new_records(), codec, self.topic)
+
+    def new_decoded_timed(self, codec):
+        """As new_decoded(), each decoded record paired with its record's timestamp: ([(decoded, timestamp_ms)], [problem])."""
+        timed, problems = [], []
+        for record in self.new_records():
+            decoded, problem = decode_records([record], codec, self.topic)
+            timed.extend((item, record.timestamp) for item in decoded)
+            problems.extend(problem)
+        return timed, problems

@@ -131,6 +131,7 @@ class FlowStatus:
         self._target_records = RecordCounter(target) if may_write_transactions(self.names.policy.version) else None
         self.sync_trail = SyncTrail()
         self.latest_checkpoints = {}
+        self.checkpoint_written_ms = {}  # group -> timestamp of its newest checkpoint record
         self.emitted_heartbeat_ms = None
         self.replicated_heartbeat_ms = None
         self.decode_problems = []
@@ -178,9 +179,14 @@ class FlowStatus:
         replicated = reader.new_records() if reader else []
         if replicated:
             self.replicated_heartbeat_ms = max([r.timestamp for r in replicated] + [self.replicated_heartbeat_ms or 0])
-        for checkpoint in self._decoded("target", self.checkpoints_topic, existing_target, Checkpoint):
+        reader = self._reader("target", self.checkpoints_topic, existing_target)
+        checkpoints, problems = reader.new_decoded_timed(Checkpoint) if reader else ([], [])
+        self.decode_problems.extend(problems)
+        for checkpoint, written_ms in checkpoints:
             if self.filter.replicates_group(checkpoint.group):
                 self.latest_checkpoints[(checkpoint.group, checkpoint.topic, checkpoint.partition)] = checkpoint
+                # When MirrorMaker last wrote a checkpoint of the group (the record's timestamp): its checkpoint age.
+                self.checkpoint_written_ms[checkpoint.group] = max(written_ms, self.checkpoint_written_ms.get(checkpoint.group, written_ms))
 
     def _count_target_records(self, syncs, target_begin):
         """{remote tp: records after its last sync (after its beginning without one)} when the target may hold transactions.
@@ -241,6 +247,7 @@ class FlowStatus:
             self.source_alias, self.target_alias, partitions, topics,
             heartbeats={"emitted_age_s": age(self.emitted_heartbeat_ms), "replicated_age_s": age(self.replicated_heartbeat_ms)},
             checkpoints=checkpoints,
+            checkpoint_age_s={group: age(written_ms) for group, written_ms in sorted(self.checkpoint_written_ms.items())},
             offset_syncs_topic=self.syncs_topic,
             offset_syncs_topic_exists=self.syncs_topic in self._syncs_side(existing_source, existing_target)[1],
             problems=problems,

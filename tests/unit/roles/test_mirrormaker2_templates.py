@@ -30,7 +30,8 @@ OUTPUT_237 = {"inherit", "null", "tty", "journal", "syslog", "kmsg", "journal+co
 def render(name, **overrides):
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(ROLE / "templates")), undefined=jinja2.StrictUndefined,
                              trim_blocks=True)
-    env.filters.update(quote=shlex.quote, to_json=json.dumps, zip=lambda a, *b: list(zip(a, *b)))
+    env.filters.update(quote=shlex.quote, to_json=json.dumps, zip=lambda a, *b: list(zip(a, *b)),
+                       bool=lambda value: value if isinstance(value, bool) else str(value).lower() in ('1', 'true', 'yes', 'on'))
     values = dict(yaml.safe_load((ROLE / "defaults" / "main.yml").read_text()))
     values.update(ansible_managed="managed", mirrormaker2_config_dir="/etc/kafka-mirrormaker2", mirrormaker2_log_dir="/var/log/mm2",
                   mirrormaker2_flows=[{"source": "a", "target": "b"}], _mirrormaker2_log_file="/var/log/mm2/kafka-mirrormaker2.log",
@@ -249,3 +250,64 @@ def test_metrics_rules_name_mirrormakers_mbeans():
         assert rule, bean
         got = (substitute(rule["name"], match), {key: substitute(text, match) for key, text in rule.get("labels", {}).items()}, rule.get("value"))
         assert got == (name, labels, value), bean
+
+
+EXPORTER_VARS = dict(_mirrormaker2_exporter_command=["/opt/venv/bin/python", "/opt/exporter/kafka_mirror_exporter.py", "--config",
+                                                     "/etc/kafka-mirrormaker2/exporter.json"],
+                     _mirrormaker2_exporter_log_file="/var/log/mm2/kafka-mirror-exporter.log")
+# Directives of systemd 237 the exporter's oneshot service and its timer use (systemd.service(5), systemd.timer(5) of v237).
+EXPORTER_SYSTEMD_237 = SYSTEMD_237 | {"TimeoutStartSec", "OnBootSec", "OnUnitActiveSec", "AccuracySec"}
+
+
+def test_exporter_units_use_only_what_systemd_237_knows():
+    service, timer = (render(name, **EXPORTER_VARS) for name in ("exporter.service.j2", "exporter.timer.j2"))
+    names = {name for name, _value in directives(service) + directives(timer)}
+    assert names <= EXPORTER_SYSTEMD_237, names - EXPORTER_SYSTEMD_237
+    (exec_start,) = [value for name, value in directives(service) if name == "ExecStart"]
+    assert systemd_words(exec_start) == EXPORTER_VARS["_mirrormaker2_exporter_command"] + ["--once"]
+    assert ("Type", "oneshot") in directives(service) and ("OnUnitActiveSec", "60") in directives(timer)
+
+
+@pytest.mark.skipif(not shutil.which("systemd-analyze"), reason="systemd-analyze is not installed")
+def test_exporter_units_pass_the_current_systemd(tmp_path):
+    script = tmp_path / "python"
+    script.write_text("#!/bin/sh\nexit 0\n")
+    script.chmod(0o755)
+    values = dict(EXPORTER_VARS, mirrormaker2_user="root", mirrormaker2_exporter_dir=str(tmp_path))
+    values["_mirrormaker2_exporter_command"] = [str(script), "/opt/exporter/kafka_mirror_exporter.py", "--config", "/x.json"]
+    for name in ("service", "timer"):
+        (tmp_path / f"kafka-mirror-exporter.{name}").write_text(render(f"exporter.{name}.j2", **values))
+    verify = subprocess.run(["systemd-analyze", "verify", str(tmp_path / "kafka-mirror-exporter.timer"), str(tmp_path / "kafka-mirror-exporter.service")],
+                            capture_output=True, text=True, check=False)
+    problems = [line for line in verify.stderr.splitlines() if "kafka-mirror-exporter" in line]
+    assert verify.returncode == 0 and not problems, verify.stderr
+
+
+def test_exporter_program_runs_the_loop_as_the_service_user():
+    program = render("exporter-program.conf.j2", mirrormaker2_user="kafka", **EXPORTER_VARS)
+    lines = dict(line.split("=", 1) for line in program.splitlines() if "=" in line and not line.startswith(("#", ";")))
+    assert lines["command"] == " ".join(EXPORTER_VARS["_mirrormaker2_exporter_command"]) and "--once" not in lines["command"]
+    assert lines["user"] == "kafka" and lines["autorestart"] == "true"
+    assert lines["stdout_logfile"] == "/var/log/mm2/kafka-mirror-exporter.log"
+
+
+def test_exporter_configuration_is_what_the_exporter_loads():
+    """exporter.json.j2 with two flows (one disabled) and a SASL connection: valid JSON the exporter accepts, each flow with
+    kafka_mirror_status' options as tasks/flow_status.yml gives them."""
+    from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.exporter import flow_params, load_config
+
+    sasl = {"bootstrap_servers": ["b:9092"], "security_protocol": "SASL_PLAINTEXT", "sasl_mechanism": "PLAIN",
+            "sasl_plain_username": "u", "sasl_plain_password": 'p"w'}
+    text = render("exporter.json.j2", mirrormaker2_kafka_version_resolved="3.2.0", mirrormaker2_exporter_listen="10.0.0.4:9406",
+                  mirrormaker2_clusters=[{"alias": "a", "bootstrap_servers": "a:9092"}, {"alias": "b", "connection": sasl}],
+                  mirrormaker2_flows=[{"source": "a", "target": "b", "topics": ["orders.*"], "groups": ["app"]},
+                                      {"source": "b", "target": "a", "enabled": False}])
+    config = load_config(text)
+    assert config["textfile"] == "/var/lib/kafka-mirror-exporter/kafka_mirror.prom" and config["listen"] == "10.0.0.4:9406"
+    assert config["interval"] == 60 and config["topic_drift"] is True
+    (flow,) = config["flows"]
+    params = flow_params(flow)
+    # A cluster's bootstrap_servers as a string is split as the modules' argument spec splits it.
+    assert params["source"] == {"bootstrap_servers": ["a:9092"]} and params["sasl_plain_password"] == 'p"w'
+    assert (params["source_alias"], params["target_alias"], params["topics"], params["groups"], params["mirrormaker_version"]) == (
+        "a", "b", ["orders.*"], ["app"], "3.2.0")

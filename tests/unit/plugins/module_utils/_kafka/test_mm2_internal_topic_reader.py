@@ -167,3 +167,17 @@ def test_a_start_that_failed_is_made_again_by_the_next_call():
     decoded, problems = reader.new_decoded(Checkpoint)
     assert [c.group for c in decoded] == ["a"] and problems == []
     assert [c.closed for c in cluster.consumers] == [True, False]
+
+
+def test_timed_decoding_pairs_each_record_with_its_timestamp():
+    """new_decoded_timed: each decoded record with its record's timestamp (a checkpoint's age); tombstones skipped and bad
+    records reported as new_decoded does."""
+    cluster = Cluster({TOPIC: [[]]})
+    for group, written_ms in (("a", 1000), ("b", 2000)):
+        cluster.append(0, checkpoint(group, 1))
+        cluster.topics[TOPIC][0][-1].timestamp = written_ms
+    cluster.append(0, value=None)
+    cluster.append(0, key=b"\x00", value=b"\x00")
+    timed, problems = InternalTopicReader(cluster, TOPIC, timeout_s=1).new_decoded_timed(Checkpoint)
+    assert [(item.group, written_ms) for item, written_ms in timed] == [("a", 1000), ("b", 2000)]
+    assert len(problems) == 1 and "@3" in problems[0]

@@ -24,7 +24,7 @@ from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.status imp
     may_write_transactions,
     partition_lag,
 )
-from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.records import OffsetSync
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.records import Checkpoint, OffsetSync
 from tests.support.fake_consumer import PositionedConsumer
 
 # Ten source records 0..9 copied one transaction each: data at 0, 2, ..., 18, commit markers at 1, 3, ..., 19. With
@@ -197,3 +197,15 @@ def test_a_tail_that_cannot_be_read_in_time_names_the_way_out():
     counter = RecordCounter(StuckCluster({"t": [Partition(TEN_IN_TEN_TRANSACTIONS, 20)]}), timeout_s=0.01)
     with pytest.raises(MirrorStatusError, match="t-0 on the target after the last offset sync took more than 0 s.*set mirrormaker_version"):
         counter.count({TopicPartition("t", 0): 1})
+
+
+def test_flow_status_reports_each_groups_newest_checkpoint_age():
+    """checkpoint_age_s: from the newest checkpoint record of each replicated group (its record timestamp), at read time."""
+    source, target = exactly_once_mirror(12)
+    checkpoints = Partition([0, 1, 2], 3)
+    for record, (group, written_ms) in zip(checkpoints.records, (("app", 1000), ("app", 4000), ("other", 2500))):
+        checkpoint = Checkpoint(group, "primary.orders", 0, 5, 5, "")
+        record.key, record.value, record.timestamp = checkpoint.encode_key(), checkpoint.encode_value(), written_ms
+    target.topics["primary.checkpoints.internal"] = [checkpoints]
+    status = FlowStatus(source, target, flow_options(params(groups=["app"]))).read(now_ms=10000)
+    assert status["checkpoint_age_s"] == {"app": 6.0} and status["checkpoints"] == {"app": 1}
