@@ -227,6 +227,7 @@ def target_position_check(lab, rows: dict, committed: dict, consumed: dict, topi
         assert row["re_read"] == again and row["skipped"] == 0, (topic, partition, row)
         figures[int(partition)] = (offset, again)
     assert pending <= unread, f"{topic}: {len(pending - unread)} record(s) the group had not consumed are skipped"
+    figures["copied twice"] = sum(map(len, target.values())) - sum(map(len, source.values()))
     return figures
 
 
