@@ -52,7 +52,8 @@ SWITCH_OFFSETS = "mm2-offsets.m1-switch.internal"
 SWITCH = dict(MM1, mirrormaker2_engine="mm2", mirrormaker2_replication_policy="identity", mirrormaker2_mm1_handover=True,
               mirrormaker2_resume_after_failover=True, mirrormaker2_flows=[dict(FLOW, groups=[APP])],
               mirrormaker2_properties={"offset.storage.topic": SWITCH_OFFSETS, "config.storage.topic": "mm2-configs.m1-switch.internal",
-                                       "status.storage.topic": "mm2-status.m1-switch.internal", "secondary.group.id": "m1-switch-mm2"})
+                                       "status.storage.topic": "mm2-status.m1-switch.internal", "secondary.group.id": "m1-switch-mm2",
+                                       "primary.group.id": "m1-switch-mm2-back"})
 HANDOVER = "kafkaops.mirror.mirrormaker2 : Start MirrorMaker 2 where MirrorMaker 1 stopped"
 APPLY_TASK = "kafkaops.mirror.failover : Translate the groups' offsets and commit them on the target"
 STAGES = "kafka_topics,mirrormaker2"
