@@ -64,6 +64,7 @@ options:
 extends_documentation_fragment:
   - kafkaops.mirror.attributes
   - kafkaops.mirror.kafka_connection
+  - kafkaops.mirror.kafka_connection.source_cluster
 attributes:
   check_mode:
     support: full
