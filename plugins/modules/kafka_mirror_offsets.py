@@ -28,6 +28,13 @@ description:
     copy of the group's next source record (RV(offsets[].exact_offset)) wherever the records prove it, so the group reads
     nothing again that it consumed on the source (only re-copies MirrorMaker wrote after it); where they prove nothing, the
     translated offset is committed and the preview says how many records are read again.
+  - With O(mirrormaker1_group), the flow is MirrorMaker 1's (C(kafka.tools.MirrorMaker)), which keeps topic names but not
+    partitions and writes no checkpoints or offset syncs. There is no translation, so the floor is the start of each target
+    partition; the module reads each topic the groups committed offsets for, whole, on both clusters, and for each target
+    partition commits the first target record that is not the copy of one the group consumed on the source (the copy of its
+    next unconsumed record, or a record no source record matches, where nothing past it is proven), so it never skips a
+    record the group has not consumed; RV(offsets[].re_read) counts the consumed records read again from there. The same
+    preview, refusals and check mode as for MirrorMaker 2; O(verify) is implied.
   - This is the failover step for Kafka 2.4 to 2.6 clusters, where MirrorMaker 2 cannot sync group offsets itself
     (C(sync.group.offsets.enabled), KIP-545, came with 2.7); it works the same on later versions.
 options:
@@ -56,6 +63,12 @@ options:
         latest checkpoint), source groups without any checkpoint are reported, and O(verify) can compare records.
       - Required for O(offset_syncs_topic_location=source) and O(verify=true).
     type: dict
+  mirrormaker1_group:
+    description:
+      - The group.id of a MirrorMaker 1 flow's consumer (the mirrormaker2 role's C(mirrormaker2_mm1_group_id)); makes this a
+        MirrorMaker 1 failover (see the description), and that group itself is never moved.
+      - Needs O(source); O(offset_syncs) must be V(false). O(position=translated) commits the start of each target partition.
+    type: str
   offset_syncs:
     description: Also read the offset-syncs topic and translate the source offsets with it (more current than checkpoints).
     type: bool
@@ -168,6 +181,15 @@ EXAMPLES = r"""
     groups: ['orders-.*']
   register: plan
 
+- name: Fail over the groups of a MirrorMaker 1 flow (topic names kept, partitions not)
+  kafkaops.mirror.kafka_mirror_offsets:
+    bootstrap_servers: [wn0-second:9092]
+    source_alias: primary
+    source:
+      bootstrap_servers: [wn0-primar:9092]
+    mirrormaker1_group: kafkaops-mirrormaker1
+    apply: true
+
 - name: Translate with the source's current offsets and offset-syncs, commit, and verify by fingerprint
   kafkaops.mirror.kafka_mirror_offsets:
     bootstrap_servers: [wn0-second:9092]
@@ -205,9 +227,19 @@ offsets:
       type: int
       returned: always
     source_offset:
-      description: The group's committed offset on the source (null without O(source)).
+      description: The group's committed offset on the source (null without O(source), and with O(mirrormaker1_group)).
       type: int
       returned: always
+    source_offsets:
+      description: With O(mirrormaker1_group), the group's committed offsets of the topic on the source, by source partition.
+      type: dict
+      returned: with O(mirrormaker1_group)
+    partitioning:
+      description:
+        - With O(mirrormaker1_group), V(kept) when the records prove that MirrorMaker 1 left every record in its partition
+          number (same partition count, each target record the copy of one in the source partition of that number), else V(by_key).
+      type: str
+      returned: with O(mirrormaker1_group), when the topic is on the target
     checkpoint_upstream_offset:
       description: Source offset of the latest checkpoint (null when none).
       type: int
@@ -231,7 +263,9 @@ offsets:
       type: int
       returned: always
     basis:
-      description: What the translation came from, V(offset_sync), V(checkpoint) or V(checkpoint_behind).
+      description: >-
+        What the translation came from, V(offset_sync), V(checkpoint) or V(checkpoint_behind); V(partition_start) for a
+        MirrorMaker 1 flow.
       type: str
       returned: always
     target_committed_offset:
@@ -342,6 +376,7 @@ from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import
 def main():
     spec = flow_argument_spec(require_source=False, require_target=False, filters=("groups",))
     spec.update(
+        mirrormaker1_group=dict(type="str"),
         offset_syncs=dict(type="bool", default=False),
         offset_syncs_topic_location=dict(type="str", choices=list(OFFSET_SYNCS_LOCATIONS), default="source", aliases=["offset_syncs_location"],
                                          deprecated_aliases=[dict(name="offset_syncs_location", version="2.0.0",

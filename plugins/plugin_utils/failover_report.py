@@ -31,12 +31,16 @@ def _group_line(group):
 def _row_line(row, mode):
     preview = row.get("preview") or {}
     exact = "" if row.get("exact_offset") is None else ", exact %s" % row["exact_offset"]
+    # A MirrorMaker 1 row: the group's offsets of every source partition of the topic (partitions are not kept).
+    mm1 = row.get("source_offsets") is not None
+    source = ("offsets %s" % ", ".join("%s:%s" % item for item in sorted(row["source_offsets"].items()))) if mm1 else row["source_offset"]
     line = "  %s[%s] source %s -> target %s (%s%s): %s; %s" % (
-        row["topic"], row["partition"], row["source_offset"], row["translated_offset"], row.get("basis") or "no translation", exact,
+        row["topic"], row["partition"], source, row["translated_offset"], row.get("basis") or "no translation", exact,
         mode if row["action"] == "commit" else row["action"], row["reason"])
     if preview:
-        line += " | preview %s: re-read %s (%s from MirrorMaker's offset), skipped %s - %s" % (
-            preview["status"], row.get("re_read"), preview["re_read"], preview["skipped"], preview["detail"])
+        line += " | preview %s: re-read %s (%s from %s), skipped %s - %s" % (
+            preview["status"], row.get("re_read"), preview["re_read"], "the partition's start" if mm1 else "MirrorMaker's offset",
+            preview["skipped"], preview["detail"])
     return line
 
 
@@ -59,7 +63,8 @@ def report(result, check_mode, verify, target_bootstrap, target_alias, replicati
     lines.extend("  subscribe to %s instead of %s (%s replication policy)" % (target, source, replication_policy)
                  for source, target in sorted(renames.items()))
     if not renames:
-        lines.append("  topic names stay the same (%s replication policy)" % replication_policy)
+        lines.append("  topic names stay the same (%s)" % ("MirrorMaker 1 keeps them" if replication_policy == "MirrorMaker 1"
+                                                           else "%s replication policy" % replication_policy))
     lines.extend("NOT TRANSLATED (nothing committed, never guessed): %s" % entry for entry in result["untranslated"])
     return dict(lines=lines, would_skip=result["would_skip"], totals=totals, renames=renames, refused=result["refused"],
                 untranslated=result["untranslated"], committed=result["committed"])

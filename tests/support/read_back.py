@@ -10,9 +10,10 @@ Run with a sandbox node's python (names resolve there as on that node):
                                                        metadata (a topic that does not exist is created only by auto-create)
     python read_back.py BOOTSTRAP keyed TOPIC PARTITIONS PER_PARTITION
                                                     -> PER_PARTITION records to each partition, keyed p<partition>-<index>
-    python read_back.py BOOTSTRAP sequenced TOPIC KEYS PER_KEY
+    python read_back.py BOOTSTRAP sequenced TOPIC KEYS PER_KEY [FIRST]
                                                     -> PER_KEY records for each of KEYS keys k<j>, valued s<i> (i counts
-                                                       up per key), partitioned by the producer's own partitioner
+                                                       up per key from FIRST, default 0), partitioned by the producer's
+                                                       own partitioner
     python read_back.py BOOTSTRAP records TOPIC     -> {"records": {partition: [[key, value], ...]}} (as keys, with values)
     python read_back.py BOOTSTRAP commit GROUP TOPIC PARTITION OFFSET
     python read_back.py BOOTSTRAP create NAME PARTITIONS REPLICATION_FACTOR
@@ -59,7 +60,8 @@ def main(bootstrap, command, *args):
         return {"produced": produce_keyed(bootstrap, args[0], int(args[1]), int(args[2]))}
     if command == "sequenced":
         producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=5)
-        for index in range(int(args[2])):
+        first = int(args[3]) if len(args) > 3 else 0
+        for index in range(first, first + int(args[2])):
             for key in range(int(args[1])):
                 producer.send(args[0], key=b"k%d" % key, value=b"s%d" % index)
         producer.flush()

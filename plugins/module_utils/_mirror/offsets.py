@@ -15,6 +15,7 @@ from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.client impo
 from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.internal_topic_reader import InternalTopicReader
 from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.topic_admin import existing_partitions
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.failover_preview import COUNTED, fingerprint, preview
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.mm1_offsets import plan_topic
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.offset_translation import parse_version
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.offsets_plan import (
     COMMIT,
@@ -224,6 +225,77 @@ def collect(target, source, params):
     return rows_in, facts
 
 
+def _topic_records(consumer, topic, partitions, timeout_s, what):
+    """({partition: beginning offset}, {partition: end offset}, {partition: [record]}) of a whole topic."""
+    tps = [TopicPartition(topic, partition) for partition in sorted(partitions)]
+    if not tps:
+        return {}, {}, {}
+    begins = consumer.beginning_offsets(tps)
+    ends = consumer.end_offsets(tps)
+    records = read_partitions(consumer, tps, timeout_s, what)
+    return ({tp.partition: begins[tp] for tp in tps}, {tp.partition: ends[tp] for tp in tps},
+            {tp.partition: records[tp] for tp in tps})
+
+
+def _mm1_digests(records_by_partition, with_time):
+    """{partition: [(offset, fingerprint)]}: key, value and headers, and the timestamp when `with_time`."""
+    def digest(record):
+        headers = list(record.headers or [])
+        if with_time:
+            headers.append(("\x00timestamp", str(record.timestamp).encode("ascii")))
+        return fingerprint(record.key, record.value, headers)
+    return {partition: [(record.offset, digest(record)) for record in records] for partition, records in records_by_partition.items()}
+
+
+def collect_mm1(target, source, params):
+    """The plan rows of a MirrorMaker 1 flow (_mirror.mm1_offsets) and the facts: every group of the source matching the
+    options (MirrorMaker 1's own group left out), every topic it committed offsets for, read whole on both sides."""
+    timeout_s = params["read_timeout"]
+    patterns = compile_patterns(params["groups"], "groups")
+    exclude = compile_patterns(DEFAULT_GROUPS_EXCLUDE if params.get("groups_exclude") is None else params["groups_exclude"], "groups_exclude")
+    facts = dict(checkpoints_found=None, offset_syncs_found=None, undecodable=[], warnings=[], syncs=None)
+    source_admin, target_admin = source.admin(), target.admin()
+    listed = listed_groups(source_admin)
+    mm1_group = params["mirrormaker1_group"]
+    names = sorted(name for name in listed if name != mm1_group and matches_any(name, patterns) and not matches_any(name, exclude))
+    committed = {group: offsets for group, offsets in group_offsets(source_admin, names).items() if offsets}
+    topics = sorted({topic for offsets in committed.values() for topic, _p in offsets
+                     if not (topic.startswith("__") or topic.startswith("."))})
+    source_partitions = existing_partitions(source_admin, topics)
+    existing = set(target_admin.list_topics())
+    target_partitions = existing_partitions(target_admin, set(topics) & existing)
+    groups = sorted(committed)
+    target_committed = group_offsets(target_admin, groups)
+    activity = group_activity(target_admin, groups, facts["warnings"])
+    facts["groups"] = {group: dict(active=active, state=state, members=members) for group, (active, state, members) in activity.items()}
+    source_consumer, target_consumer = source.consumer(), target.consumer()
+    read = {}
+    for topic in topics:
+        begins, _ends, source_records = _topic_records(source_consumer, topic, {p for t, p in source_partitions if t == topic},
+                                                       timeout_s, f"source topic {topic}")
+        on_target = None
+        if topic in existing:
+            t_begins, t_ends, target_records = _topic_records(target_consumer, topic, {p for t, p in target_partitions if t == topic},
+                                                              timeout_s, f"target topic {topic}")
+            with_time = all(record.timestamp_type == 0 for records in list(source_records.values()) + list(target_records.values())
+                            for record in records)
+            digests = _mm1_digests(target_records, with_time)
+            on_target = {p: (t_begins[p], t_ends[p], digests[p]) for p in digests}
+        else:
+            with_time = True
+        read[topic] = (begins, _mm1_digests(source_records, with_time), on_target)
+    rows = []
+    for group in groups:
+        for topic in sorted({topic for topic, _p in committed[group]} & set(read)):
+            begins, source_digests, on_target = read[topic]
+            mine = {p: offset for (t, p), offset in committed[group].items() if t == topic}
+            theirs = {p: offset for (t, p), offset in target_committed.get(group, {}).items() if t == topic}
+            rows.extend(plan_topic(group, topic, mine, begins, source_digests, on_target, theirs, activity[group][0],
+                                   params["allow_rewind"]))
+    rows.sort(key=lambda row: (row["group"], row["topic"], row["partition"]))
+    return rows, facts
+
+
 def _fingerprints(consumer, tp, start, stop, timeout_s, what):
     records = read_partitions(consumer, [tp], timeout_s, what, start={tp: max(0, start)}, stop={tp: stop})[tp]
     return [(record.offset, fingerprint(record.key, record.value, record.headers)) for record in records]
@@ -289,9 +361,19 @@ def run_offsets(params, check_mode, diff):
     with KafkaConnection(params) as target:
         source_conn = KafkaConnection(params["source"]) if params.get("source") else None
         try:
-            rows_in, facts = collect(target, source_conn, params)
-            rows = plan_offsets(rows_in, allow_rewind=params["allow_rewind"], version=version)
-            if params["verify"]:
+            if params.get("mirrormaker1_group"):
+                # MirrorMaker 1: no translation to preview; the plan is the records' search (_mirror.mm1_offsets).
+                rows, facts = collect_mm1(target, source_conn, params)
+                if params["position"] == "translated":
+                    for row in rows:
+                        row["exact_offset"] = None
+                        if row.get("preview"):
+                            row["re_read"] = row["preview"]["re_read"]
+                        decide_row(row, params["allow_rewind"], missing=(row.get("preview") or {}).get("missing") or 0)
+            else:
+                rows_in, facts = collect(target, source_conn, params)
+                rows = plan_offsets(rows_in, allow_rewind=params["allow_rewind"], version=version)
+            if params["verify"] and not params.get("mirrormaker1_group"):
                 preview_rows(target, source_conn, rows, params["verify_window"], facts["syncs"], params["read_timeout"],
                              params["allow_rewind"], params["verify_window_max"], params["position"] == "exact")
             commits = commits_by_group(rows) if params["apply"] else {}

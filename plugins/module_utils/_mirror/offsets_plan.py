@@ -28,10 +28,12 @@ class OffsetsError(Exception):
     """Reading or committing offsets failed, or the options are inconsistent; the message says what, where and what to do."""
 
 
-def decide(translated, target_committed, target_end, active, allow_rewind, skipped=0, missing=0, exact=None):
+def decide(translated, target_committed, target_end, active, allow_rewind, skipped=0, missing=0, exact=None,
+           floor="MirrorMaker's translation"):
     """(action, reason) for one row; see ACTIONS. Order: no translation, target behind (by offsets, then by the preview's
-    records), skip, up to date, rewind, active, commit. `exact`: the proven exact position (_mirror.failover_preview), which
-    is committed instead of the translated offset when given."""
+    records), skip, up to date, rewind, active, commit. `exact`: the proven exact position (_mirror.failover_preview, or
+    _mirror.mm1_offsets' search), which is committed instead of the translated offset when given; `floor` names the
+    translated offset in the reason (a MirrorMaker 1 flow has no translation: its floor is the start of the partition)."""
     if translated is None:
         return NO_TRANSLATION, "no translation: nothing is committed for this partition"
     if target_end is None:
@@ -55,8 +57,8 @@ def decide(translated, target_committed, target_end, active, allow_rewind, skipp
                               f"moving it back re-delivers records: set allow_rewind to do it")
     if active:
         return REFUSED_ACTIVE, "the group has active members on the target: stop its consumers first"
-    proof = "" if exact is None else " (MirrorMaker's translation, proven exact)" if exact == translated else \
-        f" (exact; MirrorMaker's translation: {translated})"
+    proof = "" if exact is None else f" ({floor}, proven exact)" if exact == translated else \
+        f" (exact; {floor}: {translated})"
     return COMMIT, (f"commit {offset}" + proof
                     + (f" (was {target_committed})" if target_committed is not None else " (no committed offset yet)"))
 
@@ -95,8 +97,9 @@ def plan_offsets(rows_in, allow_rewind=False, version=None):
 def decide_row(row, allow_rewind, skipped=0, missing=0):
     """Set the row's action and reason (again after a preview counted skipped or missing records, or proved an exact
     position: row["exact_offset"]); row["commit_offset"] is what a commit sets, the exact position where proven."""
+    floor = "the partition's start" if row.get("basis") == "partition_start" else "MirrorMaker's translation"
     action, why = decide(row["translated_offset"], row["target_committed_offset"], row["target_end_offset"], row["active"],
-                         allow_rewind, skipped, missing, row.get("exact_offset"))
+                         allow_rewind, skipped, missing, row.get("exact_offset"), floor)
     row["commit_offset"] = row["translated_offset"] if row.get("exact_offset") is None else row["exact_offset"]
     row["action"] = action
     row["reason"] = row["translation"] if action == NO_TRANSLATION and row["translated_offset"] is None else why
@@ -180,6 +183,14 @@ def option_problems(params):
         problems.append("verify needs the source connection (option source) to read the records the groups consumed")
     if params.get("offset_syncs") and params.get("offset_syncs_topic_location") == "source" and not params.get("source"):
         problems.append("offset_syncs with offset_syncs_topic_location=source needs the source connection (option source)")
+    if params.get("mirrormaker1_group") is not None:
+        if not params["mirrormaker1_group"].strip():
+            problems.append("mirrormaker1_group is empty: give MirrorMaker 1's group.id (mirrormaker2_mm1_group_id)")
+        if not params.get("source"):
+            problems.append("mirrormaker1_group needs the source connection (option source): a MirrorMaker 1 flow's positions "
+                            "come from the groups' offsets and the records on the source")
+        if params.get("offset_syncs"):
+            problems.append("mirrormaker1_group with offset_syncs=true: MirrorMaker 1 writes no offset syncs, set offset_syncs to false")
     for name, least in (("verify_window", 1), ("read_timeout", 1)):
         if (params.get(name) or 0) < least:
             problems.append(f"{name} must be at least {least}")

@@ -9,9 +9,13 @@ Bad input changes nothing; check mode creates nothing and shows the command line
 under the source's names (one already there with more partitions than its source is left so) and starts MirrorMaker 1,
 whose health wait counts the lag from its group's committed offsets, and the validation stage compares each topic across
 partitions (engine mm1) and passes with the record counts the tests' own reads find; a second run changes nothing and
-keeps the process; a topic created on the source later is created on the target and mirrored by the next run; failover.yml
-refuses the flow before anything, as it has no translation for MirrorMaker 1 yet; state absent stops it and removes what the
-role wrote.
+keeps the process; a topic created on the source later is created on the target and mirrored by the next run.
+
+Then (issue 29 items 4 and 5) MirrorMaker 1 is killed with SIGKILL right after a batch (supervisord starts it again, and it
+copies again what it had not committed), an application's group is failed over with failover.yml (the preview in check mode
+changes nothing; the real run stops MirrorMaker 1 and commits, per target partition, the first record not proven consumed),
+and the flow is switched to MirrorMaker 2 with the identity policy (mirrormaker2_mm1_handover) starting where MirrorMaker 1's
+group stopped, the records it copies again counted per key; state absent stops it and removes what the role wrote.
 
 Read back with clients of the tests' own (tests/support/read_back.py under a node's python): every record (key and value) of
 a source topic is on the target, in the source's order per key (MirrorMaker 1 partitions again by key on the target), the
@@ -20,6 +24,7 @@ group's committed offsets reach the source's end offsets, and the JVM is found i
 from __future__ import annotations
 
 import os
+import signal
 import time
 from collections import Counter
 from pathlib import Path
@@ -27,7 +32,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.checkout import REPO
-from tests.support.real_lab import RealLab, jvms_reading, mirror_plan
+from tests.support.real_lab import MM2_MAIN_CLASS, RealLab, jvms_reading, mirror_plan
 
 pytestmark = [pytest.mark.integration, pytest.mark.skipif(os.geteuid() != 0, reason="the lab's nodes are SSH hosts (root)")]
 
@@ -35,11 +40,22 @@ MIRROR, FAILOVER = REPO / "playbooks" / "mirror.yml", REPO / "playbooks" / "fail
 MM1_MAIN_CLASS = "kafka.tools.MirrorMaker"
 CONFIG_DIR = Path("/etc/kafka-mirrormaker1")
 GROUP = "kafkaops-m1"
+APP = "m1-app"  # an application's group on the source, failed over
 ORDERS, RETURNS, PAYMENTS = "m1-orders", "m1-returns", "m1-payments"
 FLOW = {"source": "primary", "target": "secondary", "topics": ["m1-.*"], "refresh_topics_interval_seconds": 10}
 # A MirrorMaker 1 service of its own beside the lab's MirrorMaker 2 (its own name, files and group).
 MM1 = {"mirrormaker2_engine": "mm1", "mirrormaker2_service_name": "kafka-mirrormaker1", "mirrormaker2_config_dir": str(CONFIG_DIR),
        "mirrormaker2_mm1_group_id": GROUP, "mirrormaker2_mm1_num_streams": 2, "mirrormaker2_flows": [FLOW], "mirrormaker2_max_lag": 0}
+# The switch to MirrorMaker 2 (issue 29 item 5): the same service, identity policy, started where MirrorMaker 1 stopped. Its
+# Connect worker gets a group and internal topics of its own, apart from the lab's MirrorMaker 2 of the same flow.
+SWITCH_OFFSETS = "mm2-offsets.m1-switch.internal"
+SWITCH = dict(MM1, mirrormaker2_engine="mm2", mirrormaker2_replication_policy="identity", mirrormaker2_mm1_handover=True,
+              mirrormaker2_resume_after_failover=True, mirrormaker2_flows=[dict(FLOW, groups=[APP])],
+              mirrormaker2_properties={"offset.storage.topic": SWITCH_OFFSETS, "config.storage.topic": "mm2-configs.m1-switch.internal",
+                                       "status.storage.topic": "mm2-status.m1-switch.internal", "secondary.group.id": "m1-switch-mm2",
+                                       "primary.group.id": "m1-switch-mm2-back"})
+HANDOVER = "kafkaops.mirror.mirrormaker2 : Start MirrorMaker 2 where MirrorMaker 1 stopped"
+APPLY_TASK = "kafkaops.mirror.failover : Translate the groups' offsets and commit them on the target"
 STAGES = "kafka_topics,mirrormaker2"
 PRE_CREATE = "kafkaops.mirror.kafka_topics : Align the target cluster's topics in one batched call"
 HEALTH_WAIT = "kafkaops.mirror.mirrormaker2 : Wait for MirrorMaker 1 to commit up to lag <= 0"
@@ -59,6 +75,12 @@ def lab(sandbox_apache, mirror_host_ready, source_names_synced):
     lab.client("primary", "sequenced", PAYMENTS, 6, 10)
     lab.client("secondary", "create", PAYMENTS, 5, 3)
     return lab
+
+
+def switched_mirrormaker2s(lab) -> list:
+    """(pid, argv) of every MirrorMaker 2 JVM reading this service's properties (the switch from MirrorMaker 1)."""
+    return jvms_reading(MM2_MAIN_CLASS, CONFIG_DIR / "connect-mirror-maker.properties",
+                        lab.state["clusters"]["secondary"]["bootstrap_servers"].split(",")[0])
 
 
 def mirrormaker1s(lab) -> list:
@@ -186,15 +208,114 @@ def test_mirrormaker_1_deploys_mirrors_and_goes(lab):
     assert_mirrored(lab, RETURNS)
     assert_mirrored(lab, ORDERS)
 
-    # failover.yml has no translation for MirrorMaker 1 (no checkpoints, no offset syncs): it says so before anything
-    # (check mode: a failover that went ahead would stop the lab's MirrorMaker 2 for its other tests).
-    running = mirrormaker1s(lab)
-    failover = lab.play(FAILOVER, check=True, **MM1)
-    assert failover.failed and "which MirrorMaker 1 (mirrormaker2_engine mm1) does not write: nothing was changed" in failover.stdout, (
-        failover.stdout[-3000:])
-    assert mirrormaker1s(lab) == running
 
-    gone = lab.play(MIRROR, tags="mirrormaker2", mirrormaker2_state="absent", **MM1)
+def target_position_check(lab, rows: dict, committed: dict, consumed: dict, topic: str) -> dict:
+    """An independent consumer's view of the failover of `topic`: from the group's committed offset of each target partition
+    (`committed`, read_back's `group`) it reads every record the group had not consumed on the source (`consumed`: the
+    group's source offsets by partition), and again exactly what the module's row (`rows`, by (topic, partition)) says.
+    Returns {target partition: (committed offset, records read again from it)}; the records before it are passed over."""
+    source = lab.client("primary", "records", topic)["records"]
+    target = lab.client("secondary", "records", topic)["records"]
+    done = {tuple(r) for p, records in source.items() for r in records[:consumed.get(int(p), 0)]}
+    pending = {tuple(r) for p, records in source.items() for r in records[consumed.get(int(p), 0):]}
+    unread, figures = set(), {}
+    for partition in sorted(target, key=int):
+        records = [tuple(r) for r in target[partition]]  # fresh topics, no transactions: offsets are the list's indexes
+        offset = committed[f"{topic}:{partition}"]
+        again = sum(1 for r in records[offset:] if r in done)
+        unread.update(records[offset:])
+        row = rows[(topic, int(partition))]
+        assert row["re_read"] == again and row["skipped"] == 0, (topic, partition, row)
+        figures[int(partition)] = (offset, again)
+    assert pending <= unread, f"{topic}: {len(pending - unread)} record(s) the group had not consumed are skipped"
+    figures["copied twice"] = sum(map(len, target.values())) - sum(map(len, source.values()))
+    return figures
+
+
+def per_key(lab, topic: str) -> Counter:
+    """Records per key on the secondary's `topic` (every partition)."""
+    return Counter(key for records in lab.client("secondary", "records", topic)["records"].values() for key, _value in records)
+
+
+def test_mirrormaker_1_killed_fails_over_then_switches_to_mirrormaker_2(lab):
+    """Item 4 and 5: a kill -9 while MirrorMaker 1 copies (it re-copies what it had not committed), the failover's preview
+    and the failover of a group (positions from the records, nothing skipped, re-reads counted by the test's own reads),
+    then the switch of the same flow to MirrorMaker 2 with the identity policy, started where MirrorMaker 1 stopped, and the
+    records it copied again counted per key."""
+    started = time.monotonic()
+    (pid, _argv), = mirrormaker1s(lab)
+    lab.client("primary", "sequenced", ORDERS, 12, 40, 25)  # values s25..s64: every (key, value) stays unique
+    lab.client("primary", "sequenced", PAYMENTS, 6, 20, 10)
+    uncommitted = lab.client("primary", "group", GROUP)["offsets"]
+    os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 90
+    while not [p for p, _a in mirrormaker1s(lab) if p != pid] and time.monotonic() < deadline:
+        time.sleep(2)  # supervisord's autorestart
+    assert [p for p, _a in mirrormaker1s(lab) if p != pid], "MirrorMaker 1 did not come back after kill -9"
+    print("MM1 KILLED, its group's commits then:", uncommitted)
+
+    # The application's group consumed part of each topic on the source (partition 2 of ORDERS nothing, PAYMENTS[1] no commit).
+    ends = {topic: {int(p): len(r) for p, r in lab.client("primary", "records", topic)["records"].items()} for topic in (ORDERS, PAYMENTS)}
+    consumed = {ORDERS: {0: ends[ORDERS][0] // 3, 1: ends[ORDERS][1], 2: 0}, PAYMENTS: {0: ends[PAYMENTS][0] // 2}}
+    for topic, offsets in consumed.items():
+        for partition, offset in offsets.items():
+            lab.client("primary", "commit", APP, topic, partition, offset)
+
+    failover_args = dict(MM1, failover_pause=False, failover_groups=[APP], failover_topics=["m1-.*"], failover_lag_timeout=120,
+                         failover_lag_poll_interval=2)
+    running = mirrormaker1s(lab)
+    preview = lab.play(FAILOVER, check=True, **failover_args)
+    assert not preview.failed, preview.stdout[-5000:]
+    planned = {(row["topic"], row["partition"]): row for row in preview.task(APPLY_TASK)["offsets"]}
+    assert set(planned) == {(ORDERS, p) for p in range(3)} | {(PAYMENTS, p) for p in range(5)}, sorted(planned)
+    assert all(row["action"] == "commit" and row["skipped"] == 0 for row in planned.values()), planned
+    assert lab.client("secondary", "group", APP)["offsets"] == {}, "check mode committed offsets"
+    assert mirrormaker1s(lab) == running, "check mode stopped MirrorMaker 1"
+
+    run = lab.play(FAILOVER, **failover_args)
+    assert not run.failed, run.stdout[-5000:]
+    assert not mirrormaker1s(lab), "the failover left MirrorMaker 1 running"
+    rows = {(row["topic"], row["partition"]): row for row in run.task(APPLY_TASK)["offsets"]}
+    committed = lab.client("secondary", "group", APP)["offsets"]
+    figures = {topic: target_position_check(lab, rows, committed, consumed[topic], topic) for topic in (ORDERS, PAYMENTS)}
+    print("MM1 FAILOVER (target partition: committed offset, records read again):", figures,
+          {key: row["partitioning"] for key, row in rows.items() if key[1] == 0})
+    assert rows[(ORDERS, 0)]["partitioning"] == "kept" and rows[(PAYMENTS, 0)]["partitioning"] == "by_key"
+    # MirrorMaker 1's commits at its stop: every record it copied is committed (the lag wait, then a clean stop).
+    stopped_at = lab.client("primary", "group", GROUP)["offsets"]
+
+    # The switch: new records while nothing mirrors, then MirrorMaker 2 (identity) in MirrorMaker 1's place.
+    lab.client("primary", "sequenced", ORDERS, 12, 5, 65)
+    lab.client("primary", "sequenced", PAYMENTS, 6, 5, 30)
+    before = {topic: per_key(lab, topic) for topic in (ORDERS, PAYMENTS, RETURNS)}
+    check = lab.play(MIRROR, check=True, tags="mirrormaker2", **SWITCH)
+    assert not check.failed, check.stdout[-5000:]
+    assert not switched_mirrormaker2s(lab) and SWITCH_OFFSETS not in lab.client("secondary", "topics")["topics"], "check mode changed"
+    switch = lab.play(MIRROR, tags="mirrormaker2", **SWITCH)
+    assert not switch.failed, switch.stdout[-5000:]
+    assert switched_mirrormaker2s(lab), "MirrorMaker 2 does not run after the switch"
+    seeded = switch.task(HANDOVER)
+    assert seeded["starts_at"] == {key: offset for key, offset in stopped_at.items() if offset > 0}, (seeded, stopped_at)
+    # MirrorMaker 2 copies each source partition in order from where it starts: once the new records are there, so is
+    # whatever it copied again before them.
+    new = {ORDERS: Counter({f"k{k}": 5 for k in range(12)}), PAYMENTS: Counter({f"k{k}": 5 for k in range(6)}), RETURNS: Counter()}
+    deadline = time.monotonic() + 120
+    while any(per_key(lab, topic) - before[topic] - new[topic] != Counter() or new[topic] - (per_key(lab, topic) - before[topic])
+              != Counter() for topic in (ORDERS, PAYMENTS)) and time.monotonic() < deadline:
+        time.sleep(3)
+    after = {topic: per_key(lab, topic) for topic in new}
+    recopied = {topic: sum(after[topic].values()) - sum(before[topic].values()) - sum(new[topic].values()) for topic in new}
+    print("SWITCH TO MIRRORMAKER 2: records copied again per topic", recopied, f"({time.monotonic() - started:.0f} s for this test)")
+    assert recopied == {ORDERS: 0, PAYMENTS: 0, RETURNS: 0}, recopied
+    assert all(after[topic] - before[topic] == new[topic] for topic in new), {t: after[t] - before[t] for t in new}
+
+    again = lab.play(MIRROR, tags="mirrormaker2", **SWITCH)
+    assert not again.failed and again.changed_count == 0, again.stdout[-3000:]
+
+
+def test_mirrormaker_removed(lab):
+    gone = lab.play(MIRROR, tags="mirrormaker2", mirrormaker2_state="absent", **SWITCH)
     assert not gone.failed and gone.changed_count > 0, gone.stdout[-3000:]
-    assert not mirrormaker1s(lab), "MirrorMaker 1 still runs after state absent"
+    assert not mirrormaker1s(lab) and not switched_mirrormaker2s(lab), "MirrorMaker still runs after state absent"
+    root = config_dir(lab)
     assert not root.exists() or not any(path.is_file() for path in root.rglob("*")), sorted(root.rglob("*"))

@@ -49,3 +49,13 @@ def test_missing_settings():
                        "kafka_bootstrap_servers for group primary_kafka (not set for its host p0)",
                        "inventory group secondary_kafka with at least one host"]
     assert set(plugin.FilterModule().filters()) == {"failover_missing", "failover_report"}
+
+
+def test_report_of_a_mirrormaker_1_flow():
+    row = dict(ROW, topic="orders", source_topic="orders", partition=4, source_offset=None, source_offsets={"0": 12, "1": 30},
+               translated_offset=0, exact_offset=7, re_read=1, basis="partition_start", reason="commit 7",
+               preview={"status": "re_read", "re_read": 8, "skipped": 0, "detail": "target offset 7 holds the first copy"})
+    lines = report(dict(RESULT, offsets=[row], untranslated=[]), True, True, "b0:9092", "secondary", "MirrorMaker 1")["lines"]
+    assert lines[1] == ("  orders[4] source offsets 0:12, 1:30 -> target 0 (partition_start, exact 7): would commit (check mode); commit 7"
+                        " | preview re_read: re-read 1 (8 from the partition's start), skipped 0 - target offset 7 holds the first copy")
+    assert lines[-1] == "  topic names stay the same (MirrorMaker 1 keeps them)"
