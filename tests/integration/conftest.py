@@ -61,14 +61,9 @@ def sandbox_tansu(tmp_path_factory, sandbox_net):
     yield from _sandbox(tmp_path_factory, "tansu", sandbox_net + 1)
 
 
-# The real-Kafka lab of a worker (sandbox_apache): on the worker's noida net, in third octets of its own.
+# The real-Kafka labs of a worker: on the worker's noida net, in third octets of their own.
 APACHE_SUBNET = 40
-# The one xdist scheduling unit of the files on the real-Kafka lab; see pytest_xdist_make_scheduler.
-REAL_KAFKA_GROUP = "real-kafka"
-
-
-# This worker's real-Kafka lab once it started ("dir"), how many of the run's tests on it ended ("ended") and there are ("tests").
-_APACHE_LAB = {"ended": 0}
+SINGLE_BROKER_SUBNET = 50
 APACHE_DOWN_TIMEOUT = 90
 
 
@@ -77,66 +72,96 @@ def sandbox_apache(tmp_path_factory, sandbox_net):
     """Both clusters on real Apache Kafka (sandbox/kafka_dist.py): three brokers each, primary 2.4.1 with ZooKeeper
     (HDInsight 5.0), secondary 3.2.0 (HDInsight 5.1), MirrorMaker's home of 3.2.0, and Java 8 on MirrorMaker's node, which
     RealLab has MirrorMaker run on. One per worker, and every file that
-    uses it runs on one worker (REAL_KAFKA_FILES), so a test run starts it once; it stops after the last of them
+    uses it runs on one worker (SHARED_LABS), so a test run starts it once; it stops after the last of them
     (pytest_runtest_teardown), not with the session."""
     with running_sandbox(tmp_path_factory.mktemp("sandbox-apache"), f"sandbox (apache, net {sandbox_net}, subnet {APACHE_SUBNET})",
                          down_timeout=APACHE_DOWN_TIMEOUT, provider="apache", net=sandbox_net, subnet=APACHE_SUBNET, timeout=600,
                          mirrormaker_java8=node_java8()) as state:
-        _APACHE_LAB["dir"] = state["dir"]
+        _LABS["sandbox_apache"]["dir"] = state["dir"]
         yield state
 
 
-# The test files on the real-Kafka lab: pytest-xdist hands them to one worker together (one lab of eight JVMs per run, not
-# one per worker). pytest_collection_modifyitems refuses a test on the lab in a file missing here.
-REAL_KAFKA_FILES = (
-    "tests/integration/real_kafka/test_large_backlog.py",
-    "tests/integration/real_kafka/test_real_kafka.py",
-    "tests/integration/real_kafka/test_mirrormaker1.py",
-    "tests/integration/real_kafka/test_mirror_alerts.py",
-    "tests/integration/kafka/test_kafka_info_modules.py",
-    "tests/integration/kafka/test_kafka_topic_module.py",
-    "tests/integration/kafka/test_kafka_topics_role.py",
-)
+@pytest.fixture(scope="session")
+def sandbox_apache_single(tmp_path_factory, sandbox_net):
+    """sandbox_apache's releases and MirrorMaker node with one broker per cluster, for the files that need real MirrorMaker 2
+    and no replication. A lab of its own: on sandbox_apache they made the worker that runs every file there the run's longest
+    (2026-11-29: 2,321 s of a 2,545 s integration stage before this lab, more with the alerts test), while five JVMs cost
+    little beside it."""
+    with running_sandbox(tmp_path_factory.mktemp("sandbox-apache-single"),
+                         f"sandbox (apache, one broker per cluster, net {sandbox_net}, subnet {SINGLE_BROKER_SUBNET})",
+                         down_timeout=APACHE_DOWN_TIMEOUT, provider="apache", net=sandbox_net, subnet=SINGLE_BROKER_SUBNET, brokers=1,
+                         timeout=600, mirrormaker_java8=node_java8()) as state:
+        _LABS["sandbox_apache_single"]["dir"] = state["dir"]
+        yield state
 
 
-def on_apache_lab(item) -> bool:
-    """A test asks for the lab as a fixture, or (a provider parameter that picks its fixture at run time) by the real_kafka mark."""
-    return "sandbox_apache" in item.fixturenames or item.get_closest_marker("real_kafka") is not None
+# The test files on each shared real-Kafka lab (by its fixture): pytest-xdist hands a lab's files to one worker together (one
+# lab per run, not one per worker). pytest_collection_modifyitems refuses a test on a lab in a file missing here.
+SHARED_LABS = {
+    "sandbox_apache": (
+        "tests/integration/real_kafka/test_real_kafka.py",
+        "tests/integration/real_kafka/test_mirrormaker1.py",
+        "tests/integration/kafka/test_kafka_info_modules.py",
+        "tests/integration/kafka/test_kafka_topic_module.py",
+        "tests/integration/kafka/test_kafka_topics_role.py",
+    ),
+    "sandbox_apache_single": (
+        "tests/integration/real_kafka/test_large_backlog.py",
+        "tests/integration/real_kafka/test_mirror_alerts.py",
+    ),
+}
+# Per lab of this worker: its directory once it started ("dir"), how many of the run's tests on it ended ("ended") and there
+# are ("tests").
+_LABS = {fixture: {"ended": 0} for fixture in SHARED_LABS}
+
+
+def lab_of(item) -> str | None:
+    """The shared lab a test runs on: asked for as a fixture, or (a provider parameter that picks its fixture at run time) by
+    the real_kafka mark, which means sandbox_apache."""
+    for fixture in SHARED_LABS:
+        if fixture in item.fixturenames:
+            return fixture
+    return "sandbox_apache" if item.get_closest_marker("real_kafka") is not None else None
 
 
 def pytest_collection_modifyitems(config, items):
-    on_lab = {item.path.relative_to(config.rootpath).as_posix() for item in items if on_apache_lab(item)}
-    unlisted = sorted(on_lab - set(REAL_KAFKA_FILES))
-    if unlisted:
-        raise pytest.UsageError(f"{unlisted} run tests on the real-Kafka lab: list them in REAL_KAFKA_FILES (tests/integration/conftest.py)")
+    for fixture, files in SHARED_LABS.items():
+        on_lab = {item.path.relative_to(config.rootpath).as_posix() for item in items if lab_of(item) == fixture}
+        unlisted = sorted(on_lab - set(files))
+        if unlisted:
+            raise pytest.UsageError(f"{unlisted} run tests on {fixture}: list them in SHARED_LABS (tests/integration/conftest.py)")
 
 
 @pytest.hookimpl(trylast=True)
 def pytest_runtest_teardown(item, nextitem):
-    """The real-Kafka lab goes down once the run's last test on it has ended, rather than with the worker's session: the
-    worker goes on with other files meanwhile (2026-11-29: for 260 s), and the lab's eight JVMs and its MirrorMakers used
-    about a fifth of a core doing nothing. Every test on it runs on this worker (one scheduling unit), so the count of those
-    that ended reaches the run's number of them here and only here; the fixture's own teardown then finds nothing running."""
-    if not on_apache_lab(item):
+    """A shared real-Kafka lab goes down once the run's last test on it has ended, rather than with the worker's session: the
+    worker goes on with other files meanwhile (2026-11-29: for 260 s), and the lab's JVMs and its MirrorMakers used about a
+    fifth of a core doing nothing. Every test on a lab runs on one worker (one scheduling unit), so the count of those that
+    ended reaches the run's number of them here and only here; the fixture's own teardown then finds nothing running."""
+    fixture = lab_of(item)
+    if fixture is None:
         return
-    _APACHE_LAB["ended"] += 1
+    lab = _LABS[fixture]
+    lab["ended"] += 1
     # The run's number of them, counted once: the items are final (deselected ones gone) by the first test's end.
-    total = _APACHE_LAB.setdefault("tests", sum(map(on_apache_lab, item.session.items)))
-    if "dir" in _APACHE_LAB and _APACHE_LAB["ended"] == total:
-        api.down(_APACHE_LAB.pop("dir"), timeout=APACHE_DOWN_TIMEOUT)
+    total = lab.setdefault("tests", sum(lab_of(other) == fixture for other in item.session.items))
+    if "dir" in lab and lab["ended"] == total:
+        api.down(lab.pop("dir"), timeout=APACHE_DOWN_TIMEOUT)
 
 
 def pytest_xdist_make_scheduler(config, log):
-    """--dist loadfile, except that REAL_KAFKA_FILES are one unit. (xdist_group marks did not reach xdist 3.8.0's
-    loadgroup scheduling here: a file's tests were spread over every worker.)"""
+    """--dist loadfile, except that each shared lab's files (SHARED_LABS) are one unit. (xdist_group marks did not reach xdist
+    3.8.0's loadgroup scheduling here: a file's tests were spread over every worker.)"""
     from xdist.scheduler import LoadFileScheduling
 
-    class RealKafkaTogether(LoadFileScheduling):
+    unit = {path: fixture for fixture, files in SHARED_LABS.items() for path in files}
+
+    class SharedLabsTogether(LoadFileScheduling):
         def _split_scope(self, nodeid):
             path = nodeid.split("::", 1)[0]
-            return REAL_KAFKA_GROUP if path in REAL_KAFKA_FILES else path
+            return unit.get(path, path)
 
-    return RealKafkaTogether(config, log)
+    return SharedLabsTogether(config, log)
 
 
 @pytest.fixture(scope="session")

@@ -1,10 +1,10 @@
 # Copyright: kafkaops.mirror contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The mirror exporter and the alerting rules on real MirrorMaker 2 with a real Prometheus (issue 31 items 2 and 3), on the
-shared real-Kafka lab (tests/integration/conftest.py sandbox_apache): primary 2.4.1, secondary 3.2.0, MirrorMaker 2 of 3.2.0
-on the secondary's wn0 on Java 8.
+single-broker real-Kafka lab (tests/integration/conftest.py sandbox_apache_single: primary 2.4.1, secondary 3.2.0, one broker
+each, MirrorMaker 2 of 3.2.0 on the secondary's wn0 on Java 8): nothing here needs replication.
 
-A MirrorMaker 2 of its own (aliases obp -> obs, so that its internal topics and Connect groups mix with no other test's;
+A MirrorMaker 2 with names of its own (aliases obp -> obs and its own service, as a second mirror beside another would have;
 topics ob-*) is deployed by the mirrormaker2 role with its JMX metrics and the exporter (mirrormaker2_exporter, every 2 s,
 the endpoint and the textfile): bad exporter options fail before anything changes, check mode shows the diff and creates
 nothing, the real run deploys it, a second run changes nothing. The rules come from the role's `prometheus` entry point with
@@ -13,10 +13,9 @@ nothing, the real run deploys it, a second run changes nothing. The rules come f
 Faults, each alert read from Prometheus' /api/v1/alerts, firing after its fault and cleared after its fix (the times printed):
 validation failed (the validation job's report.json on the host says so), a task failed (a record above the remote topic's
 max.message.bytes), MirrorMaker stopped (supervisorctl stop) with records produced meanwhile (lag growing), offset syncs made
-stale by a rebuilt target (the flow's remote topic deleted and created empty, as a rebuilt target has it: the lab's target
-cluster itself is shared with the other tests on the lab); then the fixes the alerts' descriptions give (the config
-restored, the stale offset-syncs topic deleted, MirrorMaker started again) clear them all. The exporter's textfile is read
-independently on the node. state absent removes MirrorMaker and the exporter.
+stale by a rebuilt target (the flow's remote topic deleted and created empty, as a rebuilt target has it); then the fixes
+the alerts' descriptions give (the config restored, the stale offset-syncs topic deleted, MirrorMaker started again) clear
+them all. The exporter's textfile is read independently on the node. state absent removes MirrorMaker and the exporter.
 """
 from __future__ import annotations
 
@@ -56,6 +55,9 @@ ALERTS = ("KafkaMirrorMakerStopped", "KafkaMirrorLagGrowing", "KafkaMirrorCheckp
           "KafkaMirrorValidationFailed", "KafkaMirrorExporterDown")
 
 
+BROKERS = 1  # sandbox_apache_single's
+
+
 def cluster(alias: str, group: str) -> dict:
     host = f"hostvars[groups['{group}'][0]]"
     return {"alias": alias, "bootstrap_servers": "{{ %s['kafka_bootstrap_servers'] }}" % host,
@@ -63,7 +65,8 @@ def cluster(alias: str, group: str) -> dict:
 
 
 @pytest.fixture(scope="module")
-def lab(sandbox_apache, mirror_host_ready, source_names_synced, tmp_path_factory):
+def lab(sandbox_apache_single, mirror_host_ready, source_names_synced, tmp_path_factory):
+    sandbox_apache = sandbox_apache_single
     ip = next(n for n in sandbox_apache["clusters"]["secondary"]["nodes"] if n["name"] == sandbox_apache["mirrormaker_node"])["ip"]
     flow = {"source": "obp", "target": "obs", "topics": ["ob-.*"], "groups": ["ob-.*"], "refresh_topics_interval_seconds": 10,
             "refresh_groups_interval_seconds": 5, "emit_checkpoints_interval_seconds": 2}
@@ -80,8 +83,8 @@ def lab(sandbox_apache, mirror_host_ready, source_names_synced, tmp_path_factory
     source_names_synced(sandbox_apache)  # the MirrorMaker node resolves the primary's advertised names, as after mirror.yml's hosts_sync
     lab.playbook = tmp_path_factory.mktemp("mirror-alerts") / "mirrormaker2.yml"
     lab.playbook.write_text(PLAYBOOK)
-    lab.client("primary", "create", ORDERS, 2, 3)
-    lab.client("primary", "create", EVENTS, 1, 3)
+    lab.client("primary", "create", ORDERS, 2, BROKERS)
+    lab.client("primary", "create", EVENTS, 1, BROKERS)
     lab.produce_keyed(ORDERS, 2, 50)
     lab.client("primary", "commit", GROUP, ORDERS, 0, 20)
     return lab
@@ -217,7 +220,7 @@ def test_each_alert_fires_on_its_fault_and_clears(lab, tmp_path, sandbox_net):
         wait_textfile(lab, lambda samples: prometheus_text.values(samples, "kafka_mirror_lag_records", flow=FLOW) == [21.0])
 
         since = time.monotonic()
-        lab.client("secondary", "recreate", REMOTE_ORDERS, 2, 3)
+        lab.client("secondary", "recreate", REMOTE_ORDERS, 2, BROKERS)
         timings["remote topic rebuilt: fired"] = wait_alerts(url, {"KafkaMirrorCheckpointsStale": True}, since)
         wait_textfile(lab, lambda samples: prometheus_text.values(samples, "kafka_mirror_stale_state_findings", flow=FLOW,
                                                                   check="stale_offset_syncs", severity="error") == [1.0])

@@ -68,6 +68,11 @@ def lab(sandbox_apache, mirror_host_ready, source_names_synced):
     lab = RealLab(sandbox_apache, mirror_plan("m1", health_timeout=300))
     mirror_host_ready(sandbox_apache)
     source_names_synced(sandbox_apache)  # the secondary's nodes resolve the primary's names, as after a first mirror.yml
+    # The lab's file before this one may have killed brokers (test_real_kafka.py): a partition still catching up there would
+    # hold acks=all writes (min.insync.replicas 2), and the controller's own preferred-leader election, minutes later, moved
+    # the secondary's leaders in the middle of a health wait (CI, stop 34, in the file this came from).
+    for alias in ("primary", "secondary"):
+        lab.wait_settled(alias)
     lab.client("primary", "create", ORDERS, 3, 3)
     lab.client("primary", "sequenced", ORDERS, 12, 25)
     # A target topic with more partitions than its source (2 -> 5): MirrorMaker 1 spreads the keys over all of them.
