@@ -300,7 +300,7 @@ def serve(listen, latest):
     return server
 
 
-def run(config, connection_factory, once=False, log=None, sleep=time.sleep, stop=None):
+def run(config, connection_factory, once=False, log=None, stop=None):
     """Collect, write the textfile (and serve it), then, unless `once`, again every config["interval"] seconds until `stop`
     (a threading.Event) is set."""
     latest = [""]
