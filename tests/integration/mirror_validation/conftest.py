@@ -5,6 +5,7 @@ built by mirror_copy, and one in-process local SparkContext shared by the sessio
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -40,9 +41,10 @@ def spark():
     from mirror_validation.cli import ship_package
 
     context = local_spark("mirror-validation-integration")
-    ship_package(context)  # the executors' Python workers import the package from the shipped zip
+    shipped = ship_package(context)  # the executors' Python workers import the package from the shipped zip
     yield context
     context.stop()
+    os.remove(shipped)
 
 
 @pytest.fixture(scope="session")

@@ -21,6 +21,7 @@ def spark():
     from mirror_validation.cli import ship_package  # pylint: disable=import-outside-toplevel
 
     context = local_spark("mirror-validation-unit")
-    ship_package(context)  # the Python workers import the package from the shipped zip
+    shipped = ship_package(context)  # the Python workers import the package from the shipped zip
     yield context
     context.stop()
+    os.remove(shipped)

@@ -1,10 +1,15 @@
 # Copyright: kafkaops.mirror contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The job package archive the role copies to the host: every module, importable, the same bytes for the same sources."""
+import os
 import subprocess
 import sys
+import tempfile
 import time
 import zipfile
+from types import SimpleNamespace
+
+import pytest
 
 from mirror_validation.archive import write_archive
 
@@ -38,3 +43,29 @@ def test_the_archive_holds_every_module_and_the_entry_script_imports_from_it(tmp
     shown = subprocess.run([sys.executable, str(tmp_path / "validate_mirror.py"), "--help"], capture_output=True, text=True, check=True,
                            cwd=str(tmp_path), env={"PATH": "/usr/bin:/bin"})
     assert shown.stdout.startswith("usage: validate_mirror.py")
+
+
+def test_a_run_from_the_package_directory_removes_the_zip_it_shipped(monkeypatch, tmp_path):
+    """Run from the package's directory (not spark-submit's --py-files zip), the job zips itself for Spark's Python workers;
+    the zip lives while the job runs and is gone afterwards, also when the job fails (it stayed in the temporary directory
+    after every run before)."""
+    from mirror_validation import cli  # pylint: disable=import-outside-toplevel
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    shipped = []
+
+    class Context:
+        def addPyFile(self, path):  # pylint: disable=invalid-name
+            shipped.append(path)
+
+    def run(_context, _job_options, _prepared=None):
+        assert os.path.isfile(shipped[0]) and zipfile.is_zipfile(shipped[0])
+        raise RuntimeError("the job failed")
+
+    monkeypatch.setattr(cli, "spark_context", Context)
+    monkeypatch.setattr(cli.job, "prepare", lambda _job_options: None)
+    monkeypatch.setattr(cli.job, "run", run)
+    monkeypatch.setattr(cli.options, "job_options", lambda _given: SimpleNamespace(topic_drift_file=None, report=None, html=None))
+    with pytest.raises(RuntimeError, match="the job failed"):
+        cli.main([])
+    assert len(shipped) == 1 and not os.listdir(tmp_path)

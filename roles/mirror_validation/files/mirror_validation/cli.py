@@ -72,15 +72,17 @@ def given_options(args):
 def ship_package(context):
     """Make this package importable in the executors' Python workers.
 
-    When it already came from a zip (spark-submit --py-files), Spark ships it; from a plain directory,
-    zip it and add it to the context.
+    When it already came from a zip (spark-submit --py-files), Spark ships it and this returns None; from a plain
+    directory, zip it, add it to the context and return the zip's path: the caller removes it once the context's jobs
+    are done (left behind, every scheduled run on the MirrorMaker host kept a zip of the job in its temporary directory).
     """
     if zipfile.is_zipfile(os.path.dirname(PACKAGE_DIR)):
-        return
+        return None
     handle, path = tempfile.mkstemp(prefix="mirror_validation-", suffix=".zip")
     os.close(handle)
     write_archive(PACKAGE_DIR, path)
     context.addPyFile(path)
+    return path
 
 
 def write_reports(result, json_path, html_path):
@@ -122,8 +124,12 @@ def main(argv=None, context=None):
         with ThreadPoolExecutor(max_workers=1) as pool:
             prepared = pool.submit(job.prepare, job_options)
             context = spark_context()
-            ship_package(context)
-            result = job.run(context, job_options, prepared)
+            shipped = ship_package(context)
+            try:
+                result = job.run(context, job_options, prepared)
+            finally:
+                if shipped:
+                    os.remove(shipped)
     else:
         result = job.run(context, job_options)
     if drift is not None:
