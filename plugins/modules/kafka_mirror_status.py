@@ -304,30 +304,12 @@ progress:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.client import KafkaConnection, KafkaConnectionError, ensure_kafka_python
-from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.flow_arguments import flow_argument_spec
-from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.status import MirrorStatusError, run_status
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.status import MirrorStatusError, run_status, status_argument_spec
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.findings import finding_text
-from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import OFFSET_SYNCS_LOCATIONS
-
-
-def argument_spec():
-    spec = flow_argument_spec(require_source=True, require_target=True, filters=("topics", "groups"))
-    spec.update(
-        offset_syncs_topic_location=dict(type="str", default="source", choices=list(OFFSET_SYNCS_LOCATIONS)),
-        wait=dict(type="bool", default=False),
-        wait_for=dict(type="list", elements="str", choices=["heartbeats", "offset_syncs", "lag"]),
-        mirrormaker1_group=dict(type="str"),
-        max_lag=dict(type="int", default=0),
-        max_heartbeat_age=dict(type="int", default=60),
-        timeout=dict(type="int", default=300),
-        poll_interval=dict(type="int", default=5),
-        accept_catching_up=dict(type="bool", default=False),
-    )
-    return spec
 
 
 def main():
-    module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
+    module = AnsibleModule(argument_spec=status_argument_spec(), supports_check_mode=True)
     ensure_kafka_python(module)
     try:
         result = run_status(module.params, KafkaConnection)

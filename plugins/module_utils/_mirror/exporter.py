@@ -31,7 +31,7 @@ from datetime import datetime, timezone
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from socketserver import ThreadingMixIn
 
-from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.status import FlowStatus, flow_options
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.status import FlowStatus, flow_options, status_argument_spec
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.topic_drift import drift_report
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.findings import SEVERITIES
 
@@ -63,9 +63,9 @@ METRICS = {
     "kafka_mirror_exporter_run_seconds": ("gauge", "Wall time of this exporter's run."),
     "kafka_mirror_exporter_run_cpu_seconds": ("gauge", "CPU time (user and system) of this exporter's run."),
 }
-_STATUS_DEFAULTS = dict(topics=[".*"], topics_exclude=None, groups=[".*"], groups_exclude=None, replication_policy="default",
-                        replication_policy_separator=".", offset_syncs_topic_location="source", mirrormaker_version=None,
-                        mirrormaker1_group=None, wait=False, wait_for=None, max_lag=0, max_heartbeat_age=60, timeout=30, poll_interval=5)
+# A flow's status reads give up after this many seconds rather than kafka_mirror_status' 300: the exporter runs every minute,
+# and a run that outlasts its interval only delays the next one.
+STATUS_TIMEOUT_S = 30
 
 
 class ExporterError(Exception):
@@ -104,11 +104,17 @@ def load_config(text):
 
 def flow_params(flow):
     """kafka_mirror_status' parameters for one flow of the configuration (its keys are that module's options)."""
-    params = dict(_STATUS_DEFAULTS)
+    spec = status_argument_spec()
+    params = dict(_defaults(spec), timeout=STATUS_TIMEOUT_S)
     params.update({key: value for key, value in flow.items() if key != "target"})
     params.update(_connection(flow.get("target")))
-    params["source"] = _connection(flow.get("source"))
+    params["source"] = dict(_defaults(spec["source"]["options"]), **_connection(flow.get("source")))
     return params
+
+
+def _defaults(spec):
+    """What AnsibleModule fills in for options left out: each option's default, else None."""
+    return {name: option.get("default") for name, option in spec.items()}
 
 
 def _connection(options):

@@ -29,11 +29,13 @@ from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.topic_admin
 from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.topic_report import last_stable_offsets, partition_offsets
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.catch_up import CATCHING_UP, classify
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.catch_up import sample as catch_up_sample
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.flow_arguments import flow_argument_spec
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.flow_result import flow_result
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.mm1_status import MM1_CONDITIONS, Mm1FlowStatus
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.stale_state import SyncTrail, stale_state_findings
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.wait import CONDITIONS
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.flow_options import flow_names
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import OFFSET_SYNCS_LOCATIONS
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.records import Checkpoint, Heartbeat, OffsetSync
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.selection import MirrorFilter
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.versions import FEATURES
@@ -343,6 +345,24 @@ class MirrorStatusError(Exception):
     def __init__(self, message, result=None):
         super().__init__(message)
         self.result = result or {}
+
+
+def status_argument_spec():
+    """The options of module kafka_mirror_status. The mirror exporter (exporter.py) runs the same status for each flow of its
+    configuration and takes the defaults of the options a flow leaves out from here."""
+    spec = flow_argument_spec(require_source=True, require_target=True, filters=("topics", "groups"))
+    spec.update(
+        offset_syncs_topic_location=dict(type="str", default="source", choices=list(OFFSET_SYNCS_LOCATIONS)),
+        wait=dict(type="bool", default=False),
+        wait_for=dict(type="list", elements="str", choices=["heartbeats", "offset_syncs", "lag"]),
+        mirrormaker1_group=dict(type="str"),
+        max_lag=dict(type="int", default=0),
+        max_heartbeat_age=dict(type="int", default=60),
+        timeout=dict(type="int", default=300),
+        poll_interval=dict(type="int", default=5),
+        accept_catching_up=dict(type="bool", default=False),
+    )
+    return spec
 
 
 def flow_options(params):

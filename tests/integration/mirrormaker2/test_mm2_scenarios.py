@@ -32,7 +32,7 @@ from kafka.structs import OffsetAndMetadata
 
 from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.client import KafkaConnection
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.status import run_status
-from ansible_collections.kafkaops.mirror.plugins.modules.kafka_mirror_status import argument_spec as status_argument_spec
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.status import status_argument_spec
 from mirror_validation.naming import FlowNames as JobFlowNames
 from tests.support import mm2_kafka_io as kafka_io
 from tests.support.ansible_play import run_tasks

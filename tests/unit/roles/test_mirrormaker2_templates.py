@@ -294,7 +294,10 @@ def test_exporter_program_runs_the_loop_as_the_service_user():
 def test_exporter_configuration_is_what_the_exporter_loads():
     """exporter.json.j2 with two flows (one disabled) and a SASL connection: valid JSON the exporter accepts, each flow with
     kafka_mirror_status' options as tasks/flow_status.yml gives them."""
-    from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.exporter import flow_params, load_config
+    from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
+
+    from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.exporter import STATUS_TIMEOUT_S, flow_params, load_config
+    from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.status import status_argument_spec
 
     sasl = {"bootstrap_servers": ["b:9092"], "security_protocol": "SASL_PLAINTEXT", "sasl_mechanism": "PLAIN",
             "sasl_plain_username": "u", "sasl_plain_password": 'p"w'}
@@ -308,6 +311,15 @@ def test_exporter_configuration_is_what_the_exporter_loads():
     (flow,) = config["flows"]
     params = flow_params(flow)
     # A cluster's bootstrap_servers as a string is split as the modules' argument spec splits it.
-    assert params["source"] == {"bootstrap_servers": ["a:9092"]} and params["sasl_plain_password"] == 'p"w'
+    assert params["source"]["bootstrap_servers"] == ["a:9092"] and params["sasl_plain_password"] == 'p"w'
+    # The options the flow leaves out get kafka_mirror_status' defaults, as the module's argument spec fills them in (the
+    # exporter's read timeout apart).
+    module_input = dict({key: value for key, value in flow.items() if key != "target"}, **flow["target"])
+    module_input["source"]["bootstrap_servers"] = ["a:9092"]
+    module_input["bootstrap_servers"] = ["b:9092"]
+    validated = ArgumentSpecValidator(status_argument_spec()).validate(module_input)
+    assert not validated.error_messages
+    assert dict(params, timeout=None) == dict(validated.validated_parameters, timeout=None)
+    assert params["timeout"] == STATUS_TIMEOUT_S < status_argument_spec()["timeout"]["default"]
     assert (params["source_alias"], params["target_alias"], params["topics"], params["groups"], params["mirrormaker_version"]) == (
         "a", "b", ["orders.*"], ["app"], "3.2.0")

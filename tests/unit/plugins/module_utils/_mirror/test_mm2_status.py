@@ -172,7 +172,7 @@ def test_source_is_validated_by_the_modules_nested_spec():
     from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
     from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.connection_options import kafka_connection_argument_spec
-    from ansible_collections.kafkaops.mirror.plugins.modules.kafka_mirror_status import argument_spec
+    from ansible_collections.kafkaops.mirror.plugins.module_utils._mirror.status import status_argument_spec as argument_spec
 
     source = argument_spec()["source"]
     assert source["options"] == kafka_connection_argument_spec() and source["required"] is True
