@@ -20,6 +20,7 @@ import pytest
 
 from sandbox.jvm import SHORT_LIVED_JVM_OPTIONS
 from tests.support import mirror_copy, oldest_runtime
+from tests.support.checkout import REPO
 from tests.support.job_env import JOB_FILES
 from tests.support.mirror_copy import Scenario, drop
 from tests.support.validation_runs import job_arguments, topic_of
@@ -124,3 +125,29 @@ def test_a_dropped_record_is_found_missing(runtimes, job_dir, sandbox, mirrors, 
     assert topic["status"] == "defects"
     assert [(p["partition"], p["missing"], p["samples"].get("missing")) for p in topic["partitions"]] == [
         (0, 0, None), (1, 1, [37]), (2, 0, None)]
+
+
+def test_the_mirror_exporter_runs_on_the_oldest_python(runtimes, sandbox, mirrors, tmp_path):
+    """The mirror exporter (mirrormaker2_exporter) runs with the mirror_host virtualenv's Python, whose oldest is this runtime's:
+    as the role ships it (the entry point beside the module_utils archive it packs), one run reads the clean mirror's flow with
+    requirements-py38.txt's kafka-python and writes its lag per partition."""
+    runtime = runtimes("8")
+    script = REPO / "roles" / "mirrormaker2" / "files" / "kafka_mirror_exporter.py"
+    shutil.copy(script, tmp_path / script.name)
+    environment = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}  # nothing of the test's own virtualenv
+    subprocess.run([runtime.python, str(tmp_path / script.name), "--pack", str(REPO / "plugins" / "module_utils"), str(tmp_path / "module_utils.zip")],
+                   env=environment, check=True, timeout=60)
+    # Quirk (noida-db 0.2.3 + kafka-python 3.0.12, tests/support/mirror_copy.py): the protocol level is pinned.
+    clusters = {alias: {"bootstrap_servers": sandbox["clusters"][alias]["bootstrap_servers"], "api_version": "2.7.0"}
+                for alias in (mirror_copy.SOURCE_ALIAS, mirror_copy.TARGET_ALIAS)}
+    flow = {"source": clusters[mirror_copy.SOURCE_ALIAS], "target": clusters[mirror_copy.TARGET_ALIAS], "source_alias": mirror_copy.SOURCE_ALIAS,
+            "target_alias": mirror_copy.TARGET_ALIAS, "topics": [mirrors["clean"]["source_topic"]], "groups_exclude": [".*"]}
+    (tmp_path / "config.json").write_text(json.dumps({"flows": [flow], "textfile": str(tmp_path / "mirror.prom"), "topic_drift": False}))
+    run = subprocess.run([runtime.python, str(tmp_path / script.name), "--config", str(tmp_path / "config.json"), "--once"],
+                         env=environment, capture_output=True, text=True, timeout=120, cwd=str(tmp_path), check=False)
+    assert run.returncode == 0, run.stdout + run.stderr
+    samples = dict(line.rsplit(" ", 1) for line in (tmp_path / "mirror.prom").read_text().splitlines() if line and not line.startswith("#"))
+    flow_name = "%s->%s" % (mirror_copy.SOURCE_ALIAS, mirror_copy.TARGET_ALIAS)
+    assert samples['kafka_mirror_flow_up{flow="%s"}' % flow_name] == "1", samples
+    lags = {name: value for name, value in samples.items() if name.startswith("kafka_mirror_partition_lag_records{")}
+    assert len(lags) == 3 and set(lags.values()) == {"0"}, lags
