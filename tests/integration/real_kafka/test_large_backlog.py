@@ -12,8 +12,12 @@ a few KB/s per broker, so copying a few MB of records takes minutes while the he
    estimate of when it is done), the play keeps that as mirrormaker2_catching_up, and the validation play skips the flow
    with its message instead of running the job. Read back independently: the remote topic's end offsets on the target
    are below the source's, and grow between two reads (copying, not stuck).
-2. The quota removed, `mirror.yml --tags mirror_validation` on its own, later: the report passes with nothing missing,
-   and an independent client finds every source key on the target.
+2. The quota removed, `mirror.yml --tags mirror_validation` on its own, later, in incremental mode (issue 31 item 4): a
+   first run has no state and checks in full; the report passes with nothing missing, and an independent client finds every
+   source key on the target.
+3. A day's appends (APPENDED records per partition) copied by MirrorMaker, the next incremental run checks only them: it
+   resumes every partition from the offsets the first run validated and ends where an independent client reads the logs'
+   ends.
 
 The quota is removed in any case (fixture teardown, read back), so the lab's next test file writes at full speed.
 """
@@ -57,6 +61,13 @@ PRODUCE = ("import sys; from kafka import KafkaProducer\n"
            f"[p.send({BACKLOG!r}, key=b'p%d-%d' % (n, i), value=pad, partition=n)\n"
            f" for i in range({PER_PARTITION}) for n in range({PARTITIONS})]\n"
            "p.flush(); p.close()\n")
+APPENDED = 200
+APPEND = ("import sys; from kafka import KafkaProducer\n"
+          "p = KafkaProducer(bootstrap_servers=sys.argv[1], acks='all', linger_ms=20)\n"
+          f"[p.send({BACKLOG!r}, key=b'day2-p%d-%d' % (n, i), value=b'appended', partition=n)\n"
+          f" for i in range({APPENDED}) for n in range({PARTITIONS})]\n"
+          "p.flush(); p.close()\n")
+INCREMENTAL = {"mirror_validation_mode": "incremental"}
 END_OFFSETS = ("import json, sys; from kafka import KafkaConsumer, TopicPartition\n"
                "c = KafkaConsumer(bootstrap_servers=sys.argv[1], request_timeout_ms=30000)\n"
                "tps = [TopicPartition(sys.argv[2], p) for p in sorted(c.partitions_for_topic(sys.argv[2]) or [])]\n"
@@ -161,14 +172,16 @@ def test_backlog_the_wait_cannot_clear_passes_as_catching_up_and_validates_later
         later = end_offsets(lab, "secondary", REMOTE)
     assert sum(behind.values()) < sum(later.values()) < sum(source.values()), (behind, later, source)
 
-    # The quota lifted, the validation on its own, later: it passes with nothing missing.
+    # The quota lifted, the validation on its own, later: it passes with nothing missing. Incremental, with no state yet:
+    # every partition is checked in full, and the state is written.
     throttled_target.remove()
     lifted = time.monotonic()
-    validation = lab.play(MIRROR, tags="mirror_validation")
+    validation = lab.play(MIRROR, tags="mirror_validation", **INCREMENTAL)
     validated = time.monotonic()
     assert not validation.failed, failed_tasks(validation)
     report = validation.task(VALIDATION_REPORT)["ansible_facts"]["mirror_validation_report"]
     assert report["passed"], report
+    assert (report["coverage"]["full"], report["coverage"]["resumed"], report["coverage"]["state_written"]) == (PARTITIONS, 0, True), report["coverage"]
     totals = next(t for t in report["topics"] if t["source_topic"] == BACKLOG)["totals"]
     assert totals["missing"] == 0 and totals["source_count"] == PARTITIONS * PER_PARTITION, totals
 
@@ -178,5 +191,21 @@ def test_backlog_the_wait_cannot_clear_passes_as_catching_up_and_validates_later
     for partition in range(PARTITIONS):
         assert set(source_keys[str(partition)]) == {f"p{partition}-{i}" for i in range(PER_PARTITION)}, partition
         assert set(target_keys[str(partition)]) == set(source_keys[str(partition)]), partition
+
+    # A day's appends, copied by MirrorMaker: the next incremental run checks only them, up to the logs' ends.
+    node_script(lab, "primary", APPEND)
+    source, deadline = end_offsets(lab, "primary", BACKLOG), time.monotonic() + 120
+    while end_offsets(lab, "secondary", REMOTE) != source and time.monotonic() < deadline:
+        time.sleep(3)
+    target = end_offsets(lab, "secondary", REMOTE)
+    assert source == target == {p: PER_PARTITION + APPENDED for p in range(PARTITIONS)}, (source, target)
+    appended_run = lab.play(MIRROR, tags="mirror_validation", **INCREMENTAL)
+    assert not appended_run.failed, failed_tasks(appended_run)
+    day_two = appended_run.task(VALIDATION_REPORT)["ansible_facts"]["mirror_validation_report"]
+    assert day_two["passed"] and day_two["coverage"]["resumed"] == PARTITIONS, day_two
+    partitions = next(t for t in day_two["topics"] if t["source_topic"] == BACKLOG)["partitions"]
+    assert [(p["source_offsets"], p["target_offsets"], p["source_count"], p["missing"]) for p in partitions] == [
+        ([PER_PARTITION, source[p]], [PER_PARTITION, target[p]], APPENDED, 0) for p in range(PARTITIONS)], partitions
+    assert all(p["checked"]["validated_by"] == report["run"] for p in partitions), partitions
     print(f"deploy {deployed - started:.0f} s, validation {validated - lifted:.0f} s; {catch_up['reason']}; the wait's reads "
           f"(s, lag): {[(p['elapsed_s'], p['lag_total']) for p in wait[0]['progress']]}")
