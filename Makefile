@@ -74,12 +74,12 @@ demo: venv machine-demo $(if $(filter apache,$(PROVIDER)),kafka-homes-demo)
 	echo "demo: finished in $$(( $$(date +%s) - started )) s"; \
 	for report in $(CURDIR)/reports/*/report.html; do echo "demo: validation report: $$report (JSON: $${report%.html}.json)"; done
 
-# What the run needs, two at a time: each part waits mostly on a registry or on one core, so on a fresh machine (CI's) this
-# takes about a minute less than one after another. The Maven downloads stay one after another (maven-artifacts): Maven's
-# local repository is not safe for two processes writing to it at once.
+# What every stage needs, two at a time: each part waits mostly on a registry or on one core, so on a fresh machine (CI's) this
+# takes about a minute less than one after another. What only the integration tests need (maven-artifacts, oldest-runtime) is
+# made by their stage (tests/run_suite.py, INTEGRATION_PREREQUISITES) while the other lane's stages run. The Maven downloads
+# stay one after another (maven-artifacts): Maven's local repository is not safe for two processes writing to it at once.
 test:
 	$(MAKE) --no-print-directory -j2 --output-sync=target venv machine-test
-	$(MAKE) --no-print-directory -j2 --output-sync=target maven-artifacts oldest-runtime
 	$(BIN)/python -m tests.run_suite
 
 maven-artifacts: kafka-homes-test

@@ -177,14 +177,6 @@ def test_first_deploy_replicates_identical_partitions(mirror):
     assert mode == 0o600 and mirror.properties.stat().st_uid == mirror.service_uid
 
 
-def test_rerun_changes_nothing_and_keeps_the_process(mirror):
-    pid = mirror.pid()
-    result = mirror.deploy()
-    assert not result.failed, result.stdout[-4000:]
-    assert result.changed_count == 0, [t["task"] for t in result.tasks if t["result"].get("changed")]
-    assert mirror.pid() == pid
-
-
 def test_check_mode_shows_the_change_and_applies_nothing(mirror):
     before, pid = mirror.properties.read_text(), mirror.pid()
     result = mirror.deploy(check=True, diff=True, mirrormaker2_offset_lag_max=50,
@@ -207,6 +199,7 @@ def test_config_change_restarts_once(mirror):
     assert "offset.lag.max=50" in mirror.properties.read_text()
     restarted = mirror.pid()
     assert restarted not in (None, pid)
+    # A second run of the same model changes nothing and keeps the process (as on real Kafka: test_real_kafka.py).
     again = mirror.deploy(mirrormaker2_offset_lag_max=50)
     assert again.changed_count == 0 and mirror.pid() == restarted
 
@@ -279,22 +272,6 @@ def test_group_offsets_not_synced_while_the_group_is_active_on_the_target(mirror
     finally:
         active.close()
         admin.close()
-
-
-def test_replication_lag_measured(mirror, record_property):
-    count = 20000
-    before = sum(kafka_io.end_offsets(mirror.secondary, "primary.mm2t-orders").values())
-    started = time.monotonic()
-    kafka_io.produce(mirror.primary, "mm2t-orders", count, 3, start=3000)
-    produced_s = time.monotonic() - started
-    done = kafka_io.wait_for(lambda: sum(kafka_io.end_offsets(mirror.secondary, "primary.mm2t-orders").values()) >= before + count, 180, 0.2)
-    elapsed = time.monotonic() - started
-    assert done, f"{count} records did not arrive within 180 s"
-    assert_identical(mirror, "mm2t-orders", "primary.mm2t-orders")
-    record_property("mm2_records", count)
-    record_property("mm2_seconds_until_on_target", round(elapsed, 2))
-    record_property("mm2_records_per_second", round(count / elapsed))
-    print(f"\nMM2 stand-in: {count} records produced in {produced_s:.2f} s, all on the target after {elapsed:.2f} s ({count / elapsed:.0f} records/s)")
 
 
 def test_restart_resumes_without_copying_again(mirror):
