@@ -139,7 +139,21 @@ def _node_layout(sandbox_dir: Path, cluster: Cluster, node, layout: dict) -> tup
     upper = nodes.upper_dir(sandbox_dir, node)
     bind = write_node_kafka_home(upper, layout["provider"], sandbox_dir, REPO, layout["kafka_version"])
     java8 = [{"source": layout["mirrormaker_java8"], "target": JAVA8_ON_NODE}] if layout["mirrormaker_java8"] else []
-    return nodes.write_host(sandbox_dir, cluster, node, nodes.MIRRORMAKER_SERVICE_ACCOUNTS, bind, extra_binds=java8)
+    other_homes = [{"source": str(layout["provider"].kafka_home(sandbox_dir, release).resolve()), "target": path}
+                   for release, path in _other_kafka_homes(layout).items()]
+    return nodes.write_host(sandbox_dir, cluster, node, nodes.MIRRORMAKER_SERVICE_ACCOUNTS, bind, extra_binds=java8 + other_homes)
+
+
+# Where the MirrorMaker node has the Kafka homes of the lab's other releases (apache provider), read-only: an operator who runs
+# the runbooks' MirrorMaker 1 of the source's release (2.4.1 beside a 3.2.0 node) unpacks Apache's distribution beside the
+# node's own Kafka (tests/integration/real_kafka/test_mirrormaker1.py runs it from there).
+OTHER_KAFKA_HOMES_ON_NODE = "/opt/kafka"
+
+
+def _other_kafka_homes(layout: dict) -> dict:
+    """{release: path on the MirrorMaker node} of the lab's releases other than its own Kafka home's (none for the stand-ins)."""
+    return {release: f"{OTHER_KAFKA_HOMES_ON_NODE}/{release}"
+            for release in sorted(set((layout["releases"] or {}).values()) - {layout["kafka_version"]})}
 
 
 def _cluster_layout(sandbox_dir: Path, cluster: Cluster, provider_name: str, layout: dict, password: str, supervisor: Supervisor) -> tuple:
@@ -345,6 +359,7 @@ def up(sandbox_dir=DEFAULT_DIR, provider: str = "noida", net: int = 0, names: di
     if mode == "ssh":
         state["kafka_home"] = KAFKA_HOME_ON_NODE
         state["kafka_version"] = kafka_version
+        state["other_kafka_homes"] = _other_kafka_homes(layout)
         state["wheelhouse"] = str(packages)
     else:
         state["kafka_home"] = str(write_kafka_home(sandbox_dir, chosen, REPO, mirrormaker, kafka_version))

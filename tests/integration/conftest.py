@@ -84,7 +84,7 @@ def sandbox_apache(tmp_path_factory, sandbox_net):
 @pytest.fixture(scope="session")
 def sandbox_apache_single(tmp_path_factory, sandbox_net):
     """sandbox_apache's releases and MirrorMaker node with one broker per cluster, for the files that need real MirrorMaker 2
-    and no replication. A lab of its own: on sandbox_apache they made the worker that runs every file there the run's longest
+    (or 1) and no replication. A lab of its own: on sandbox_apache they made the worker that runs every file there the run's longest
     (2026-11-29: 2,321 s of a 2,545 s integration stage before this lab, more with the alerts test), while five JVMs cost
     little beside it."""
     with running_sandbox(tmp_path_factory.mktemp("sandbox-apache-single"),
@@ -100,7 +100,6 @@ def sandbox_apache_single(tmp_path_factory, sandbox_net):
 SHARED_LABS = {
     "sandbox_apache": (
         "tests/integration/real_kafka/test_real_kafka.py",
-        "tests/integration/real_kafka/test_mirrormaker1.py",
         "tests/integration/kafka/test_kafka_info_modules.py",
         "tests/integration/kafka/test_kafka_topic_module.py",
         "tests/integration/kafka/test_kafka_topics_role.py",
@@ -108,6 +107,7 @@ SHARED_LABS = {
     "sandbox_apache_single": (
         "tests/integration/real_kafka/test_large_backlog.py",
         "tests/integration/real_kafka/test_mirror_alerts.py",
+        "tests/integration/real_kafka/test_mirrormaker1.py",
     ),
 }
 # Per lab of this worker: its directory once it started ("dir"), how many of the run's tests on it ended ("ended") and there

@@ -367,7 +367,12 @@ def status_argument_spec():
 
 def flow_options(params):
     """The flow description FlowStatus needs, validated before any connection is made (the flow options by _mm2.flow_options)."""
-    flow = flow_names(params, require_target=True)
+    # MirrorMaker 1 keeps every topic name in every release it has (2.4 to 3.9): its flow is named as the identity policy
+    # names one, whatever mirrormaker_version says. The release gates MirrorMaker 2's IdentityReplicationPolicy (3.0+) and
+    # MirrorMaker 2's topic rules, neither of which a MirrorMaker 1 flow has (the runbooks' MirrorMaker 1 of 2.4.1 was refused
+    # here the first time it ran); unknown, the rules are those before 4.0, where MirrorMaker 1 ends.
+    mirrormaker1 = params.get("mirrormaker1_group") is not None
+    flow = flow_names(dict(params, mirrormaker_version=None) if mirrormaker1 else params, require_target=True)
     errors = list(flow.problems)
     for name in ("max_lag", "max_heartbeat_age"):
         if params[name] < 0:
@@ -375,7 +380,7 @@ def flow_options(params):
     for name in ("timeout", "poll_interval"):
         if params[name] <= 0:
             errors.append("%s must be > 0, got %d" % (name, params[name]))
-    if params.get("mirrormaker1_group") is not None:
+    if mirrormaker1:
         if not params["mirrormaker1_group"].strip():
             errors.append("mirrormaker1_group must name MirrorMaker 1's consumer group, got an empty string")
         if params["replication_policy"] != "identity":

@@ -1,9 +1,10 @@
 # Copyright: kafkaops.mirror contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""MirrorMaker 1 for real (issue 29 item 2): mirrormaker2_engine mm1 deploys Apache's kafka.tools.MirrorMaker from the
-MirrorMaker host's Kafka home (3.2.0) on the real-Kafka lab (tests/integration/conftest.py sandbox_apache: primary 2.4.1,
-secondary 3.2.0, three brokers each), as a service of its own beside the lab's MirrorMaker 2, for the topics m1-.* with
-two streams, through playbooks/mirror.yml's kafka_topics, mirrormaker2 and mirror_validation stages.
+"""MirrorMaker 1 for real (issue 29 items 2 and 6): mirrormaker2_engine mm1 deploys Apache's kafka.tools.MirrorMaker of 2.4.1,
+the runbooks' (HDInsight 5.0's release), from a 2.4.1 Kafka home beside the MirrorMaker host's own 3.2.0 one, on the
+single-broker real-Kafka lab (tests/integration/conftest.py sandbox_apache_single: primary 2.4.1, secondary 3.2.0; MirrorMaker 1
+needs no replication), as a service of its own beside the lab's MirrorMaker 2, for the topics m1-.* with a whitelist and two
+streams as the runbooks run it, through playbooks/mirror.yml's kafka_topics, mirrormaker2 and mirror_validation stages.
 
 Bad input changes nothing; check mode creates nothing and shows the command line; the real run creates the target topics
 under the source's names (one already there with more partitions than its source is left so) and starts MirrorMaker 1,
@@ -14,8 +15,9 @@ keeps the process; a topic created on the source later is created on the target 
 Then (issue 29 items 4 and 5) MirrorMaker 1 is killed with SIGKILL right after a batch (supervisord starts it again, and it
 copies again what it had not committed), an application's group is failed over with failover.yml (the preview in check mode
 changes nothing; the real run stops MirrorMaker 1 and commits, per target partition, the first record not proven consumed),
-and the flow is switched to MirrorMaker 2 with the identity policy (mirrormaker2_mm1_handover) starting where MirrorMaker 1's
-group stopped, the records it copies again counted per key; state absent stops it and removes what the role wrote.
+MirrorMaker 1 is resumed, and the flow is switched, while MirrorMaker 1 runs and records arrive, to MirrorMaker 2 with the
+identity policy (mirrormaker2_mm1_handover; the role stops MirrorMaker 1 first) starting where MirrorMaker 1's group
+stopped, the records copied again counted per key; state absent stops it and removes what the role wrote.
 
 Read back with clients of the tests' own (tests/support/read_back.py under a node's python): every record (key and value) of
 a source topic is on the target, in the source's order per key (MirrorMaker 1 partitions again by key on the target), the
@@ -31,6 +33,7 @@ from pathlib import Path
 
 import pytest
 
+from sandbox.api import OTHER_KAFKA_HOMES_ON_NODE
 from tests.support.checkout import REPO
 from tests.support.real_lab import MM2_MAIN_CLASS, RealLab, jvms_reading, mirror_plan
 
@@ -43,13 +46,18 @@ GROUP = "kafkaops-m1"
 APP = "m1-app"  # an application's group on the source, failed over
 ORDERS, RETURNS, PAYMENTS = "m1-orders", "m1-returns", "m1-payments"
 FLOW = {"source": "primary", "target": "secondary", "topics": ["m1-.*"], "refresh_topics_interval_seconds": 10}
+# MirrorMaker 1 of the runbooks' release, from the lab's 2.4.1 home on the MirrorMaker node (sandbox/api.py OTHER_KAFKA_HOMES_ON_NODE).
+MM1_RELEASE = "2.4.1"
+MM1_HOME = f"{OTHER_KAFKA_HOMES_ON_NODE}/{MM1_RELEASE}"
 # A MirrorMaker 1 service of its own beside the lab's MirrorMaker 2 (its own name, files and group).
-MM1 = {"mirrormaker2_engine": "mm1", "mirrormaker2_service_name": "kafka-mirrormaker1", "mirrormaker2_config_dir": str(CONFIG_DIR),
-       "mirrormaker2_mm1_group_id": GROUP, "mirrormaker2_mm1_num_streams": 2, "mirrormaker2_flows": [FLOW], "mirrormaker2_max_lag": 0}
-# The switch to MirrorMaker 2 (issue 29 item 5): the same service, identity policy, started where MirrorMaker 1 stopped. Its
-# Connect worker gets a group and internal topics of its own, apart from the lab's MirrorMaker 2 of the same flow.
+SERVICE = {"mirrormaker2_service_name": "kafka-mirrormaker1", "mirrormaker2_config_dir": str(CONFIG_DIR), "mirrormaker2_mm1_group_id": GROUP,
+           "mirrormaker2_mm1_num_streams": 2, "mirrormaker2_flows": [FLOW], "mirrormaker2_max_lag": 0}
+MM1 = dict(SERVICE, mirrormaker2_engine="mm1", mirrormaker2_kafka_home=MM1_HOME)
+# The switch to MirrorMaker 2 (issue 29 item 5): the same service, from the node's own Kafka home (3.2.0; Maven Central has no
+# MirrorMaker 2 of 2.4.1 to run here), identity policy, started where MirrorMaker 1 stopped. Its Connect worker gets a group
+# and internal topics of its own, apart from the lab's MirrorMaker 2 of the same flow.
 SWITCH_OFFSETS = "mm2-offsets.m1-switch.internal"
-SWITCH = dict(MM1, mirrormaker2_engine="mm2", mirrormaker2_replication_policy="identity", mirrormaker2_mm1_handover=True,
+SWITCH = dict(SERVICE, mirrormaker2_engine="mm2", mirrormaker2_replication_policy="identity", mirrormaker2_mm1_handover=True,
               mirrormaker2_resume_after_failover=True, mirrormaker2_flows=[dict(FLOW, groups=[APP])],
               mirrormaker2_properties={"offset.storage.topic": SWITCH_OFFSETS, "config.storage.topic": "mm2-configs.m1-switch.internal",
                                        "status.storage.topic": "mm2-status.m1-switch.internal", "secondary.group.id": "m1-switch-mm2",
@@ -59,26 +67,23 @@ APPLY_TASK = "kafkaops.mirror.failover : Translate the groups' offsets and commi
 STAGES = "kafka_topics,mirrormaker2"
 PRE_CREATE = "kafkaops.mirror.kafka_topics : Align the target cluster's topics in one batched call"
 HEALTH_WAIT = "kafkaops.mirror.mirrormaker2 : Wait for MirrorMaker 1 to commit up to lag <= 0"
+RELEASE_FOUND = f"kafkaops.mirror.mirrormaker2 : Use the Kafka version of {MM1_HOME}"
 VALIDATION_REPORT = "kafkaops.mirror.mirror_validation : Keep the report as a fact"
 VALIDATION_SUMMARY = "kafkaops.mirror.mirror_validation : Show the validation summary"
 
 
 @pytest.fixture(scope="module")
-def lab(sandbox_apache, mirror_host_ready, source_names_synced):
-    lab = RealLab(sandbox_apache, mirror_plan("m1", health_timeout=300))
-    mirror_host_ready(sandbox_apache)
-    source_names_synced(sandbox_apache)  # the secondary's nodes resolve the primary's names, as after a first mirror.yml
-    # The lab's file before this one may have killed brokers (test_real_kafka.py): a partition still catching up there would
-    # hold acks=all writes (min.insync.replicas 2), and the controller's own preferred-leader election, minutes later, moved
-    # the secondary's leaders in the middle of a health wait (CI, stop 34, in the file this came from).
-    for alias in ("primary", "secondary"):
-        lab.wait_settled(alias)
-    lab.client("primary", "create", ORDERS, 3, 3)
+def lab(sandbox_apache_single, mirror_host_ready, source_names_synced):
+    assert sandbox_apache_single["other_kafka_homes"][MM1_RELEASE] == MM1_HOME, sandbox_apache_single["other_kafka_homes"]
+    lab = RealLab(sandbox_apache_single, mirror_plan("m1", health_timeout=300))
+    mirror_host_ready(sandbox_apache_single)
+    source_names_synced(sandbox_apache_single)  # the secondary's nodes resolve the primary's names, as after a first mirror.yml
+    lab.client("primary", "create", ORDERS, 3, 1)
     lab.client("primary", "sequenced", ORDERS, 12, 25)
     # A target topic with more partitions than its source (2 -> 5): MirrorMaker 1 spreads the keys over all of them.
-    lab.client("primary", "create", PAYMENTS, 2, 3)
+    lab.client("primary", "create", PAYMENTS, 2, 1)
     lab.client("primary", "sequenced", PAYMENTS, 6, 10)
-    lab.client("secondary", "create", PAYMENTS, 5, 3)
+    lab.client("secondary", "create", PAYMENTS, 5, 1)
     return lab
 
 
@@ -180,11 +185,15 @@ def test_mirrormaker_1_deploys_mirrors_and_goes(lab):
     assert not run.failed, run.stdout[-5000:]
     (pid, argv), = mirrormaker1s(lab)
     assert argv[argv.index("--num.streams") + 1] == "2" and "--whitelist" in argv, argv
+    # The runbooks' MirrorMaker 1: 2.4.1's, from the 2.4.1 home (its jars on the JVM's class path).
+    class_path = argv[argv.index("-cp") + 1]
+    assert f"{MM1_HOME}/libs/kafka_2.12-{MM1_RELEASE}.jar" in class_path.split(":") and "3.2.0" not in class_path, class_path
+    assert run.task(RELEASE_FOUND)["ansible_facts"]["mirrormaker2_kafka_version_resolved"] == MM1_RELEASE
     # The health wait read MirrorMaker 1's group: both streams consuming, every record committed.
     (status,) = run.task(HEALTH_WAIT)["results"]
     assert status["healthy"] and status["group"]["members"] == 2 and status["lag_total"] == 0, status
     # The target topic was created under the source's name, with its partitions, before MirrorMaker 1 wrote to it.
-    assert lab.client("secondary", "topics")["topics"][ORDERS] == {"partitions": 3, "replication_factor": 3}
+    assert lab.client("secondary", "topics")["topics"][ORDERS] == {"partitions": 3, "replication_factor": 1}
     assert lab.client("secondary", "topics")["topics"][PAYMENTS]["partitions"] == 5
     orders = assert_mirrored(lab, ORDERS)
     assert_committed_to_the_end(lab, ORDERS, orders)
@@ -195,16 +204,16 @@ def test_mirrormaker_1_deploys_mirrors_and_goes(lab):
     assert [p for p, _argv in mirrormaker1s(lab)] == [pid]
 
     # A topic created on the source after the deploy: the next run creates it on the target, MirrorMaker 1 mirrors it.
-    lab.client("primary", "create", RETURNS, 2, 3)
+    lab.client("primary", "create", RETURNS, 2, 1)
     lab.client("primary", "sequenced", RETURNS, 5, 20)
     grown = lab.play(MIRROR, tags=STAGES, **MM1)
     assert not grown.failed, grown.stdout[-5000:]
     created = lab.client("secondary", "topics")["topics"][RETURNS]
     # kafka_topics created it with the source's 2 partitions, unless MirrorMaker 1 got there first (its consumer sees the
-    # topic at its next metadata refresh) through the target's auto-create with the broker's num.partitions: on this shared
-    # lab the secondary has auto-create on after test_real_kafka's rolling restart (seen in ci27: 8 partitions). Either
-    # way the run passes, and says when it left more partitions than the source has.
-    assert created["replication_factor"] == 3 and created["partitions"] >= 2, created
+    # topic at its next metadata refresh) through the target's auto-create with the broker's num.partitions, where a test
+    # before this one turned auto-create on (seen in ci27, on the three-broker lab: 8 partitions). Either way the run passes,
+    # and says when it left more partitions than the source has.
+    assert created["replication_factor"] == 1 and created["partitions"] >= 2, created
     if created["partitions"] > 2:
         # The module's warning: in its result, or (when the stdout callback has shown and dropped it) on the play's stderr.
         said = f"has {created['partitions']} partitions, more than the 2 of its source; left as it is"
@@ -245,8 +254,8 @@ def per_key(lab, topic: str) -> Counter:
 def test_mirrormaker_1_killed_fails_over_then_switches_to_mirrormaker_2(lab):
     """Item 4 and 5: a kill -9 while MirrorMaker 1 copies (it re-copies what it had not committed), the failover's preview
     and the failover of a group (positions from the records, nothing skipped, re-reads counted by the test's own reads),
-    then the switch of the same flow to MirrorMaker 2 with the identity policy, started where MirrorMaker 1 stopped, and the
-    records it copied again counted per key."""
+    then MirrorMaker 1 resumed and the switch of the same flow, while it runs, to MirrorMaker 2 with the identity policy,
+    started where MirrorMaker 1 stopped, and the records copied again counted per key."""
     started = time.monotonic()
     (pid, _argv), = mirrormaker1s(lab)
     lab.client("primary", "sequenced", ORDERS, 12, 40, 25)  # values s25..s64: every (key, value) stays unique
@@ -286,19 +295,28 @@ def test_mirrormaker_1_killed_fails_over_then_switches_to_mirrormaker_2(lab):
     print("MM1 FAILOVER (target partition: committed offset, records read again):", figures,
           {key: row["partitioning"] for key, row in rows.items() if key[1] == 0})
     assert rows[(ORDERS, 0)]["partitioning"] == "kept" and rows[(PAYMENTS, 0)]["partitioning"] == "by_key"
-    # MirrorMaker 1's commits at its stop: every record it copied is committed (the lag wait, then a clean stop).
-    stopped_at = lab.client("primary", "group", GROUP)["offsets"]
 
-    # The switch: new records while nothing mirrors, then MirrorMaker 2 (identity) in MirrorMaker 1's place.
+    # MirrorMaker 1 resumed after the failover (a rehearsal's way back), so that the switch below takes over from a running one.
+    resumed = lab.play(MIRROR, tags="mirrormaker2", **dict(MM1, mirrormaker2_resume_after_failover=True))
+    assert not resumed.failed, resumed.stdout[-5000:]
+    assert mirrormaker1s(lab), "MirrorMaker 1 was not resumed"
+
+    # The switch: new records while MirrorMaker 1 runs, then MirrorMaker 2 (identity) in its place. The role stops MirrorMaker 1
+    # first, so that its last commit is final, and starts MirrorMaker 2 there: each new record is copied once, by one of them.
+    before = {topic: per_key(lab, topic) for topic in (ORDERS, PAYMENTS, RETURNS)}
     lab.client("primary", "sequenced", ORDERS, 12, 5, 65)
     lab.client("primary", "sequenced", PAYMENTS, 6, 5, 30)
-    before = {topic: per_key(lab, topic) for topic in (ORDERS, PAYMENTS, RETURNS)}
+    running = mirrormaker1s(lab)
     check = lab.play(MIRROR, check=True, tags="mirrormaker2", **SWITCH)
     assert not check.failed, check.stdout[-5000:]
     assert not switched_mirrormaker2s(lab) and SWITCH_OFFSETS not in lab.client("secondary", "topics")["topics"], "check mode changed"
+    assert mirrormaker1s(lab) == running, "check mode stopped MirrorMaker 1"
     switch = lab.play(MIRROR, tags="mirrormaker2", **SWITCH)
     assert not switch.failed, switch.stdout[-5000:]
     assert switched_mirrormaker2s(lab), "MirrorMaker 2 does not run after the switch"
+    assert not mirrormaker1s(lab), "MirrorMaker 1 still runs beside MirrorMaker 2"
+    # MirrorMaker 1's commits at its stop: MirrorMaker 2 starts each partition there.
+    stopped_at = lab.client("primary", "group", GROUP)["offsets"]
     seeded = switch.task(HANDOVER)
     assert seeded["starts_at"] == {key: offset for key, offset in stopped_at.items() if offset > 0}, (seeded, stopped_at)
     # MirrorMaker 2 copies each source partition in order from where it starts: once the new records are there, so is
@@ -310,7 +328,7 @@ def test_mirrormaker_1_killed_fails_over_then_switches_to_mirrormaker_2(lab):
         time.sleep(3)
     after = {topic: per_key(lab, topic) for topic in new}
     recopied = {topic: sum(after[topic].values()) - sum(before[topic].values()) - sum(new[topic].values()) for topic in new}
-    print("SWITCH TO MIRRORMAKER 2: records copied again per topic", recopied, f"({time.monotonic() - started:.0f} s for this test)")
+    print("SWITCH FROM A RUNNING MIRRORMAKER 1 TO MIRRORMAKER 2: records copied again per topic", recopied, f"({time.monotonic() - started:.0f} s for this test)")
     assert recopied == {ORDERS: 0, PAYMENTS: 0, RETURNS: 0}, recopied
     assert all(after[topic] - before[topic] == new[topic] for topic in new), {t: after[t] - before[t] for t in new}
 

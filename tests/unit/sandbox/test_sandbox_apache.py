@@ -110,3 +110,16 @@ def test_apache_kafka_home_links_to_the_release_home(tmp_path, home):
     (tmp_path / "sb").mkdir()
     link = write_kafka_home(tmp_path / "sb", ApacheProvider(), tmp_path, {"name": "wn0", "python": "/bin/false"}, "3.2.0")
     assert link.is_symlink() and link.resolve() == home.resolve()
+
+
+def test_the_mirrormaker_node_has_the_labs_other_releases_beside_its_own():
+    """The MirrorMaker node's Kafka homes besides its own (the runbooks' MirrorMaker 1 of the source's release runs from one):
+    every other release of the lab's clusters, none where the clusters run the node's release or stand-ins."""
+    from sandbox.api import OTHER_KAFKA_HOMES_ON_NODE, _other_kafka_homes
+
+    assert _other_kafka_homes({"releases": {"primary": "2.4.1", "secondary": "3.2.0"}, "kafka_version": "3.2.0"}) == {
+        "2.4.1": f"{OTHER_KAFKA_HOMES_ON_NODE}/2.4.1"}
+    assert _other_kafka_homes({"releases": {"primary": "3.9.2", "secondary": "4.3.1"}, "kafka_version": "3.9.2"}) == {
+        "4.3.1": f"{OTHER_KAFKA_HOMES_ON_NODE}/4.3.1"}
+    assert _other_kafka_homes({"releases": {"primary": "3.2.0", "secondary": "3.2.0"}, "kafka_version": "3.2.0"}) == {}
+    assert _other_kafka_homes({"releases": {}, "kafka_version": "3.9"}) == {}

@@ -12,7 +12,7 @@ import yaml
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.kafkaops.mirror.plugins.filter import mm2_names as plugin
-from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.topic_copy import target_name
+from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.topic_copy import copy_rule_problems, target_name
 from tests.support.checkout import REPO
 
 PLAYBOOK = REPO / "playbooks" / "mirror.yml"
@@ -90,6 +90,13 @@ def _render(expression, variables):
     return environment.from_string(expression).render(**variables)
 
 
+def _stage_copy_rules(stage, variables):
+    """copy_from's rules as the kafka_topics role builds them from what mirror.yml's stage gives it."""
+    names = ("kafka_topics_mirror_source_alias", "kafka_topics_mirror_replication_policy", "kafka_topics_mirror_replication_policy_separator",
+             "kafka_topics_mirror_version")
+    return _copy_rules(**{name: _render(stage[name], variables).strip() for name in names})
+
+
 @pytest.mark.parametrize("variables, exclude, names", [
     ({}, plugin.mm2_topics_exclude(None), ["primary.app-heartbeats", "primary.orders"]),
     # IdentityReplicationPolicy.formatRemoteTopic keeps `orders` and prefixes `app-heartbeats` (looksLikeHeartbeat).
@@ -98,15 +105,20 @@ def _render(expression, variables):
     # The release the stage's pre_task sets (mirrormaker2's tasks/version.yml) picks MirrorMaker 2's default exclude.
     ({"mirrormaker2_kafka_version_resolved": "3.9.2"}, plugin.mm2_topics_exclude(None, "3.9.2"), ["primary.app-heartbeats", "primary.orders"]),
     ({"mirrormaker2_kafka_version_resolved": "4.3.1"}, plugin.mm2_topics_exclude(None, "4.3.1"), ["primary.app-heartbeats", "primary.orders"]),
+    # MirrorMaker 1 keeps every name, heartbeats topics included, in every release it has: the runbooks' 2.4.1 (whose
+    # MirrorMaker 2 has no identity policy: the module refused the copy when the stage named it so) and 3.x.
+    ({"mirrormaker2_engine": "mm1", "mirrormaker2_kafka_version_resolved": "2.4.1"}, plugin.mm2_topics_exclude(None, "2.4.1"),
+     ["app-heartbeats", "orders"]),
+    ({"mirrormaker2_engine": "mm1", "mirrormaker2_kafka_version_resolved": "3.2.0"}, plugin.mm2_topics_exclude(None, "3.2.0"),
+     ["app-heartbeats", "orders"]),
 ])
-def test_mirror_playbook_pre_creates_under_mm2s_names(variables, exclude, names):
+def test_mirror_playbook_pre_creates_under_the_names_mirrormaker_writes(variables, exclude, names):
     stage = _playbook_expressions()
     variables = dict(variables, hostvars={"p0": {"kafka_cluster_alias": "primary"}}, groups={"primary_kafka": ["p0"]})
     assert _render(stage["kafka_topics_copy_exclude"], variables) == exclude
     assert "kafka_topics_copy_rename_prefix" not in stage
-    rules = {"source_alias": _render(ROLE_DEFAULTS["kafka_topics_mirror_source_alias"], dict(variables, kafka_topics_source_group="primary_kafka")),
-             "replication_policy": _render(stage["kafka_topics_mirror_replication_policy"], variables),
-             "replication_policy_separator": _render(stage["kafka_topics_mirror_replication_policy_separator"], variables)}
+    rules = _stage_copy_rules(stage, variables)
+    assert copy_rule_problems(rules) == []
     assert sorted(target_name(topic, rules) for topic in ("orders", "app-heartbeats")) == names
 
 
@@ -154,7 +166,8 @@ def _copy_rules(**variables):
     environment = jinja2.Environment(undefined=jinja2.StrictUndefined)
     environment.filters["combine"] = lambda base, extra: dict(base, **extra)
     defaults = {key: value for key, value in ROLE_DEFAULTS.items() if key.startswith("kafka_topics_copy_") or key.startswith("kafka_topics_mirror_")}
-    values = dict(defaults, kafka_topics_mirror_source_alias="primary", **variables)
+    values = dict(defaults, kafka_topics_mirror_source_alias="primary")
+    values.update(variables)
     return ast.literal_eval(environment.from_string(task["vars"]["_kafka_topics_copy_rules"]).render(**values))
 
 

@@ -88,6 +88,14 @@ def test_retention_past_the_committed_offset_counts_from_the_beginning():
     assert status["partitions"][0]["lag"] == 4  # records 6..9; 2..5 expired before MirrorMaker 1 read them
 
 
+@pytest.mark.parametrize("release", ["2.4.1", "3.2.0", "3.9.2"])
+def test_every_release_of_mirrormaker_1_keeps_the_names(release):
+    """MirrorMaker 1 of the runbooks' 2.4.1 too: its flow is not refused for the identity policy that MirrorMaker 2 gets in 3.0."""
+    source = SourceWithGroup({"m1-orders": [records(10)]}, {tp("m1-orders", 0): 7})
+    status = Mm1FlowStatus(source, FakeCluster({"m1-orders": [records(7)]}), flow_options(mm1_params(mirrormaker_version=release)), GROUP).read()
+    assert [(p["topic"], p["remote_topic"], p["lag"]) for p in status["partitions"]] == [("m1-orders", "m1-orders", 3)]
+
+
 @pytest.mark.parametrize("overrides,message", [
     ({"replication_policy": "default"}, "mirrormaker1_group is MirrorMaker 1's flow, which keeps topic names: set replication_policy to identity"),
     ({"mirrormaker1_group": " "}, "mirrormaker1_group must name MirrorMaker 1's consumer group"),
