@@ -328,7 +328,8 @@ def test_mirrormaker_1_killed_fails_over_then_switches_to_mirrormaker_2(lab):
         time.sleep(3)
     after = {topic: per_key(lab, topic) for topic in new}
     recopied = {topic: sum(after[topic].values()) - sum(before[topic].values()) - sum(new[topic].values()) for topic in new}
-    print("SWITCH FROM A RUNNING MIRRORMAKER 1 TO MIRRORMAKER 2: records copied again per topic", recopied, f"({time.monotonic() - started:.0f} s for this test)")
+    print("SWITCH FROM A RUNNING MIRRORMAKER 1 TO MIRRORMAKER 2: records copied again per topic", recopied,
+          f"({time.monotonic() - started:.0f} s for this test)")
     assert recopied == {ORDERS: 0, PAYMENTS: 0, RETURNS: 0}, recopied
     assert all(after[topic] - before[topic] == new[topic] for topic in new), {t: after[t] - before[t] for t in new}
 
