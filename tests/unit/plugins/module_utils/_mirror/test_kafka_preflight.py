@@ -18,7 +18,7 @@ def facts(version="3.6", brokers=3, problems=(), configs=None, can_create=None, 
                       usable=not (i < len(problems) and problems[i])) for i in range(brokers)],
         broker_count=brokers, kafka_version=version, version_source="ApiVersions", api_versions={}, mm2_features=kp.mm2_features(parsed),
         broker_configs=configs or {}, broker_configs_error=None, can_create_topics=can_create, create_topics_error=create_error,
-        denied=list(denied), skipped=list(skipped), anomalies=[],
+        denied=list(denied), skipped=list(skipped), anomalies=[], principal="SASL user 'mm' (SCRAM-SHA-512)",
     )
 
 
