@@ -19,7 +19,7 @@ User:<name> (ssl.principal.mapping.rules), so a principal is the same user over 
 `up` makes the material once per directory in DIR/security (mode 0700, files 0600): a throwaway CA, a PKCS12 key store per
 broker (its FQDN and IP as subject alternative names) and a trust store, PEM client files (private key and certificate in
 one file, as Kafka's PEM key store and kafka-python both read it) for lab-admin and mirrormaker, one for `intruder` signed
-by a CA the brokers do not trust, and random SCRAM passwords; the SCRAM credentials are created with the release's own
+by a CA the brokers do not trust (their keys encrypted with one random password), and random SCRAM passwords; the SCRAM credentials are created with the release's own
 kafka.admin.ConfigCommand through ZooKeeper once the brokers answer. credentials.json holds the passwords.
 """
 from __future__ import annotations
@@ -75,11 +75,16 @@ def _signed(directory: Path, name: str, subject: str, ca: str, extension: str = 
     _private(directory / f"{name}.key")
 
 
-def _client_pem(directory: Path, name: str, ca: str) -> str:
-    """<name>.pem: the private key and the certificate in one file (Kafka's PEM key store wants both in ssl.keystore.location)."""
+def _client_pem(directory: Path, name: str, ca: str, key_password: str) -> str:
+    """<name>.pem: the private key, encrypted with `key_password`, and the certificate in one file (Kafka's PEM key store wants
+    both in ssl.keystore.location, and before 3.3 only an encrypted key, KAFKA-12703; PBE-SHA1-3DES is a scheme the Java 8 that
+    runs MirrorMaker decrypts)."""
     _signed(directory, name, f"/CN={name}", ca)
+    _run("openssl", "pkcs8", "-topk8", "-v1", "PBE-SHA1-3DES", "-in", f"{name}.key", "-out", f"{name}.key.enc", "-passout", f"pass:{key_password}",
+         cwd=directory)
     pem = directory / f"{name}.pem"
-    pem.write_text((directory / f"{name}.key").read_text() + (directory / f"{name}.crt").read_text())
+    pem.write_text((directory / f"{name}.key.enc").read_text() + (directory / f"{name}.crt").read_text())
+    (directory / f"{name}.key.enc").unlink()
     _private(pem)
     return str(pem)
 
@@ -107,9 +112,10 @@ def ensure_material(sandbox_dir: Path, brokers: list) -> dict:
             _private(directory / f"{fqdn}.p12")
         _run("keytool", "-importcert", "-noprompt", "-storetype", "PKCS12", "-keystore", "truststore.p12", "-storepass", store_password,
              "-alias", "ca", "-file", "ca.crt", cwd=directory)
-        clients = {user: _client_pem(directory, user, "ca") for user in SCRAM_USERS}
-        clients[INTRUDER] = _client_pem(directory, INTRUDER, "untrusted-ca")
-        data = {"store_password": store_password, "scram": {user: secrets.token_urlsafe(16) for user in SCRAM_USERS},
+        key_password = secrets.token_urlsafe(16)
+        clients = {user: _client_pem(directory, user, "ca", key_password) for user in SCRAM_USERS}
+        clients[INTRUDER] = _client_pem(directory, INTRUDER, "untrusted-ca", key_password)
+        data = {"store_password": store_password, "key_password": key_password, "scram": {user: secrets.token_urlsafe(16) for user in SCRAM_USERS},
                 "client_pem": clients, "ca": str(directory / "ca.crt"), "scram_created": []}
         credentials.write_text(json.dumps(data, indent=2) + "\n")
         _private(credentials)

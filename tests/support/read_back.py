@@ -31,6 +31,9 @@ Run with a sandbox node's python (names resolve there as on that node):
                                                        replicas; led by a replica other than the first, the preferred one)
     python read_back.py BOOTSTRAP acls              -> {"acls": [[principal, resource_type, pattern_type, name, operation,
                                                        permission, host], ...]} (every ACL of the cluster, sorted)
+    python read_back.py BOOTSTRAP acl-delete PRINCIPAL RESOURCE_TYPE PATTERN_TYPE NAME OPERATION
+                                                    -> {"deleted": n}: the matching ALLOW ACLs (types and operation by
+                                                       kafka-python's enum names: TOPIC PREFIXED ... READ)
 
 Every client authenticates with the kafka-python options of the environment variable READ_BACK_CLIENT (JSON; a secure
 listener's security_protocol, sasl_* and ssl_* options), PLAINTEXT without it.
@@ -104,6 +107,14 @@ def main(bootstrap, command, *args):
         producer.close()
         return {"produced": 1}
     admin = KafkaAdminClient(**client(bootstrap), request_timeout_ms=10000, client_id="kafka-tests-read-back")
+    if command == "acl-delete":
+        principal, resource_type, pattern_type, name, operation = args
+        match = ACLFilter(principal=principal, host="*", operation=ACLOperation[operation], permission_type=ACLPermissionType.ALLOW,
+                          resource_pattern=ResourcePatternFilter(ResourceType[resource_type], name, ACLResourcePatternType[pattern_type]))
+        (_filter, deleted, error), = admin.delete_acls([match])
+        admin.close()
+        assert not getattr(error, "errno", 0), error
+        return {"deleted": len(deleted)}
     if command == "acls":
         any_acl = ACLFilter(principal=None, host=None, operation=ACLOperation.ANY, permission_type=ACLPermissionType.ANY,
                             resource_pattern=ResourcePatternFilter(ResourceType.ANY, None, ACLResourcePatternType.ANY))

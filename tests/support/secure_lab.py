@@ -25,13 +25,13 @@ def passwords(state: dict) -> dict:
 
 
 def secrets_of(state: dict) -> list:
-    """Every secret of the lab a run could leak: the SCRAM passwords, the stores' password, each client's private key (its
-    base64 lines, as a log would carry them)."""
+    """Every secret of the lab a run could leak: the SCRAM passwords, the stores' and the client keys' passwords, each client's
+    private key (its base64 lines, as a log would carry them)."""
     data = lab_security.credentials(state["security"])
-    found = [*data["scram"].values(), data["store_password"]]
+    found = [*data["scram"].values(), data["store_password"], data["key_password"]]
     for pem in data["client_pem"].values():
         text = Path(pem).read_text()
-        key = text[text.index("-----BEGIN PRIVATE KEY-----"):text.index("-----END PRIVATE KEY-----")]
+        key = text[text.index("-----BEGIN ENCRYPTED PRIVATE KEY-----"):text.index("-----END ENCRYPTED PRIVATE KEY-----")]
         found += [line for line in key.splitlines()[1:] if len(line) >= 40]
     return found
 
@@ -44,7 +44,7 @@ def broker_address(state: dict, alias: str, listener: str, by_ip: bool = False) 
 def connection(state: dict, alias: str, listener: str, user: str, password: str | None = None, on_node: bool = True) -> dict:
     """The kafka-python options (the collection's connection options) that reach `alias` through `listener` as `user`: SCRAM
     with the user's password (or `password`), TLS with the lab's CA and, on MTLS, the user's client file (key and certificate
-    in one, as ssl_certfile and ssl_keyfile). `on_node`: the files' paths on the MirrorMaker node (deliver_client_files),
+    in one, as ssl_certfile and ssl_keyfile, and the key's password). `on_node`: the files' paths on the MirrorMaker node (deliver_client_files),
     else this machine's."""
     security = state["security"]
     protocol = security["listeners"][listener]["protocol"]
@@ -57,7 +57,7 @@ def connection(state: dict, alias: str, listener: str, user: str, password: str 
         options["ssl_cafile"] = f"{files}/ca.crt" if files else security["ca"]
     if protocol == "SSL":
         pem = f"{files}/{user}.pem" if files else security["client_pem"][user]
-        options.update(ssl_certfile=pem, ssl_keyfile=pem)
+        options.update(ssl_certfile=pem, ssl_keyfile=pem, ssl_password=lab_security.credentials(security)["key_password"])
     return options
 
 

@@ -165,38 +165,44 @@ def _create_topics_dry_run(admin, facts, probe_topic):
 
 def _check_acls(admin, facts, required):
     """Each of `required` (the ACLs the flow's MirrorMaker principal needs here, _mm2/acls.py), checked as the connection's
-    principal: on the topics that exist, the operations the brokers say it may do (Metadata's authorized operations, KIP-430,
-    Kafka 2.3+); where none exists yet, whether it may create one (CreateTopics with validate_only). Groups and operations on
-    topics that do not exist yet cannot be asked without changing something; they are listed in facts["acls_unverified"]."""
+    principal: on the topics that exist and on the cluster, the operations the brokers say it may do (Metadata's authorized
+    operations, KIP-430, Kafka 2.3+); where no topic exists yet, whether it may create one (CreateTopics with validate_only).
+    Groups and operations on topics that do not exist yet cannot be asked without changing something; they are listed in
+    facts["acls_unverified"]."""
     facts["acls_checked"], facts["acls_unverified"] = 0, []
     try:
-        visible = {topic["name"]: topic for topic in admin.describe_topics() if not topic.get("error_code")}
+        # pylint: disable-next=protected-access
+        metadata = admin._manager.run(admin._get_cluster_metadata, None)  # topics and the cluster's operations in one answer
     except ValueError as exc:  # kafka-python 3.0.12 cannot decode some brokers' authorized operations (tansu 0.6.0's bit 15)
         facts["acls_unverified"].append(f"every ACL: the brokers' authorized operations could not be read ({exc})")
         return
+    visible = {topic["name"]: topic for topic in metadata["topics"] if not topic.get("error_code")}
+    # An empty list is "none" only from brokers that report operations at all (some topic has some).
+    reported = any(topic.get("authorized_operations") for topic in visible.values())
     wanted = {}
     for acl in required:
         wanted.setdefault((acl["resource_type"], acl["pattern_type"], acl["resource_name"]), []).append(acl["operation"])
     for (resource_type, pattern_type, name), operations in wanted.items():
         what = f"{resource_type} {pattern_type} {name}"
+        if resource_type == "cluster":
+            # The brokers report a principal's operations on the cluster only to one that may Describe it (KafkaApis'
+            # Metadata handler, 2.3+), which MirrorMaker's principal need not.
+            allowed = set(metadata.get("authorized_operations") or ())
+            if allowed:
+                _check_operations(facts, allowed, operations, "the cluster", what, reported)
+            else:
+                facts["acls_unverified"].append(f"{what} {', '.join(operations)} (only a principal that may Describe the cluster is told)")
+            continue
         if resource_type != "topic":
             facts["acls_unverified"].append(what)
             continue
         matching = sorted(topic for topic in visible if topic == name or (pattern_type == "prefixed" and topic.startswith(name)))
         if pattern_type == "literal" and not matching:
-            error = (admin.describe_topics([name]) or [{}])[0].get("error_code")
-            if error == 29:  # TOPIC_AUTHORIZATION_FAILED: it may exist; the principal may not even see it
+            if (admin.describe_topics([name]) or [{}])[0].get("error_code") == 29:  # TOPIC_AUTHORIZATION_FAILED
                 _deny(facts, "DESCRIBE", f"topic {name}", "TopicAuthorizationFailedError", what)
                 continue
         for topic in matching:
-            allowed = {getattr(op, "name", str(op)) for op in visible[topic].get("authorized_operations") or ()}
-            if not allowed:
-                facts["acls_unverified"].append(f"{what} (the brokers do not report authorized operations)")
-                break
-            facts["acls_checked"] += 1
-            for operation in operations:
-                if operation not in allowed and "ALL" not in allowed:
-                    _deny(facts, operation, f"topic {topic}", "not authorized", what)
+            _check_operations(facts, set(visible[topic].get("authorized_operations") or ()), operations, f"topic {topic}", what, reported)
         if not matching and "CREATE" in operations:
             probe = name if pattern_type == "literal" else name + PROBE_TOPIC
             answer = admin.create_topics({probe: {"num_partitions": 1, "replication_factor": 1}}, validate_only=True, raise_errors=False)
@@ -207,6 +213,16 @@ def _check_acls(admin, facts, required):
                 _deny(facts, "CREATE", f"topic {probe}", for_code(code).__name__, what)
         if not matching:
             facts["acls_unverified"].append(f"{what} {', '.join(op for op in operations if op != 'CREATE')} (no such topic yet)")
+
+
+def _check_operations(facts, allowed, operations, resource, acl, reported):
+    if not allowed and not reported:
+        facts["acls_unverified"].append(f"{acl} (the brokers do not report authorized operations)")
+        return
+    facts["acls_checked"] += 1
+    for operation in operations:
+        if operation not in allowed and "ALL" not in allowed:
+            _deny(facts, operation, resource, "not authorized", acl)
 
 
 def _deny(facts, operation, resource, error, acl):

@@ -3,8 +3,9 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The Kafka ACLs a least-privilege MirrorMaker 2 principal needs on each cluster of one flow (docs/security.md).
 
-Read from Apache Kafka 3.2.0's connect/mirror sources (the MirrorMaker the collection runs on HDInsight 5.1) and checked
-against real 2.4.1 and 3.2.0 brokers with an ACL authorizer (tests/integration/real_kafka/test_secure_mirror.py):
+Read from Apache Kafka 3.2.0's connect/mirror sources (the MirrorMaker the collection runs on HDInsight 5.1) and completed by
+the first run against real 2.4.1 and 3.2.0 brokers with an ACL authorizer (tests/integration/real_kafka/test_secure_mirror.py),
+which refused three the sources do not show at a glance (marked "found by the lab"):
 
 Source cluster:
 - the replicated topics: Describe and Read (MirrorSourceConnector lists and describes them, MirrorSourceTask's consumer
@@ -14,9 +15,18 @@ Source cluster:
   (MirrorCheckpointTask's OffsetSyncStore).
 - the replicated groups: Describe (MirrorCheckpointConnector's listConsumerGroups, MirrorCheckpointTask's
   listConsumerGroupOffsets).
+- found by the lab: the reverse herder target -> source that MirrorMakerConfig.clusterPairs() starts for every flow with
+  heartbeats (emit.heartbeats.enabled, default true), whose MirrorHeartbeatConnector writes the source's `heartbeats` topic
+  (which the flow replicates, so the target sees the source's heartbeats): that topic (Create, Describe, Write, Read, and
+  DescribeConfigs, which MirrorSourceConnector.createNewTopics asks for every new topic at once), the
+  herder's Connect topics mm2-configs/offsets/status.<target>.internal and its group `<target>-mm2`. Without them the herder's
+  thread exits with TopicAuthorizationException at start.
+- found by the lab: IdempotentWrite on the cluster. MirrorMaker 3.0+'s producers are idempotent by default (KIP-679), and
+  brokers before 2.8 (2.4.1, HDInsight 5.0) authorize InitProducerId only with it; the offset-syncs producer went into a
+  fatal ClusterAuthorizationException. Unused by brokers 2.8 and later.
 Target cluster:
-- the remote topics: Create, Describe, Write, DescribeConfigs, AlterConfigs (config sync), Alter (createPartitions when a
-  source topic grows); Read for the collection's validation job and status checks.
+- the remote topics (the replicated ones and the source's heartbeats): Create, Describe, Write, DescribeConfigs, AlterConfigs
+  (config sync), Alter (createPartitions when a source topic grows); Read for the collection's validation job and status checks.
 - the heartbeats topic and the flow's checkpoints topic: Create, Describe, Write, Read (the collection reads both).
 - the offset-syncs topic when it lives on the target (3.0+, KIP-716), as on the source above.
 - Connect's internal topics of the flow's herder (MirrorMakerConfig.workerConfig): mm2-configs/offsets/status.<source>.internal:
@@ -24,9 +34,11 @@ Target cluster:
   Describe.
 - the replicated groups, for failover (kafka_mirror_offsets applies translated offsets) and sync.group.offsets.enabled:
   Describe, Read.
-ACL sync (sync.topic.acls.enabled, true by default) would need Describe on the source's cluster (describeAcls) and Alter on
-the target's (createAcls, which lets a principal grant anything); the collection's MirrorMaker 2 configuration turns it off
-(a Ranger-managed cluster has no Kafka ACLs to copy), so these are not asked for.
+- IdempotentWrite on the cluster, as on the source (for targets before 2.8).
+ACL sync (sync.topic.acls.enabled, true by default) needs Describe on the source's cluster (describeAcls) and Alter on the
+target's (createAcls, which lets a principal grant anything): not asked for. Without them MirrorMaker logs "Scheduler for
+MirrorSourceConnector caught exception in scheduled task: syncing topic ACLs" every sync.topic.acls.interval.seconds and
+replicates on; a Ranger-managed cluster has no Kafka ACLs to copy.
 
 Standard library only. A flow's topic and group patterns are regular expressions; ACLs name literal names or prefixes, so
 a pattern must be a literal name or a literal prefix followed by `.*` (`orders-.*`): acl_names() says which pattern cannot
@@ -39,6 +51,7 @@ import re
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import FlowNames
 
 SOURCE, TARGET = "source", "target"
+CLUSTER_NAME = "kafka-cluster"  # the one name of the cluster resource
 LITERAL, PREFIXED = "literal", "prefixed"
 # The name (or, behind a flow's topic prefix, the end of the name) the preflight's CreateTopics dry runs ask for.
 PROBE_TOPIC = "kafkaops-preflight-probe"
@@ -80,7 +93,15 @@ def mirrormaker_acls(source_alias, target_alias, topics, groups, offset_syncs_lo
     remote = [(pattern_type, names.remote_topic(name)) for pattern_type, name in topic_names]
     syncs_cluster = SOURCE if offset_syncs_location == "source" else TARGET
     connect = [(LITERAL, "mm2-%s.%s.internal" % (kind, source_alias)) for kind in ("configs", "offsets", "status")]
+    reverse_connect = [(LITERAL, "mm2-%s.%s.internal" % (kind, target_alias)) for kind in ("configs", "offsets", "status")]
+    remote.append((LITERAL, names.remote_heartbeats_topic))
     acls = (_entries(SOURCE, "topic", topic_names, ("DESCRIBE", "READ", "DESCRIBE_CONFIGS"), "replicated topics")
+            + _entries(SOURCE, "topic", [(LITERAL, names.heartbeats_topic)], TOPIC_CREATE_AND_USE + ("DESCRIBE_CONFIGS",),
+                       "heartbeats of the reverse herder, replicated by the flow")
+            + _entries(SOURCE, "topic", reverse_connect, TOPIC_CREATE_AND_USE + ("DESCRIBE_CONFIGS",), "the reverse herder's Connect topics")
+            + _entries(SOURCE, "group", [(LITERAL, "%s-mm2" % target_alias)], ("READ", "DESCRIBE"), "the reverse herder's Connect group")
+            + _entries(SOURCE, "cluster", [(LITERAL, CLUSTER_NAME)], ("IDEMPOTENT_WRITE",), "idempotent producers on brokers before 2.8")
+            + _entries(TARGET, "cluster", [(LITERAL, CLUSTER_NAME)], ("IDEMPOTENT_WRITE",), "idempotent producers on brokers before 2.8")
             + _entries(syncs_cluster, "topic", [(LITERAL, names.offset_syncs_topic)], TOPIC_CREATE_AND_USE, "offset syncs")
             + _entries(SOURCE, "group", group_names, ("DESCRIBE",), "replicated groups (checkpoints)")
             + _entries(TARGET, "topic", remote, ("CREATE", "DESCRIBE", "WRITE", "READ", "DESCRIBE_CONFIGS", "ALTER_CONFIGS", "ALTER"),

@@ -41,7 +41,13 @@ def test_source_side():
     assert {("topic", "literal", "mm2-offset-syncs.secondary.internal", op) for op in ("CREATE", "DESCRIBE", "WRITE", "READ")} <= source
     # MirrorCheckpointConnector.listConsumerGroups, MirrorCheckpointTask.listConsumerGroupOffsets.
     assert ("group", "prefixed", "orders-", "DESCRIBE") in source
-    assert not any(resource == "cluster" for resource, *_rest in source)
+    # Found by the lab (2.4.1 source, MirrorMaker 3.2.0): MirrorMakerConfig.clusterPairs() runs the reverse herder secondary->primary
+    # for the flow's heartbeats, and 3.x producers are idempotent (KIP-679), which brokers before 2.8 authorize on the cluster.
+    assert {("topic", "literal", "heartbeats", op) for op in ("CREATE", "DESCRIBE", "WRITE", "READ")} <= source
+    assert ("topic", "literal", "mm2-offsets.secondary.internal", "WRITE") in source
+    assert ("group", "literal", "secondary-mm2", "READ") in source
+    # ACL sync (describeAcls on the source, createAcls on the target) is not asked for: IdempotentWrite is the one cluster ACL.
+    assert {op for resource, _pattern, _name, op in source if resource == "cluster"} == {"IDEMPOTENT_WRITE"}
     assert not any(name.startswith("primary.") for _type, _pattern, name, _op in source)
 
 
@@ -56,6 +62,8 @@ def test_target_side():
     assert {("group", "literal", "primary-mm2", "READ"), ("group", "literal", "primary-mm2", "DESCRIBE")} <= target
     assert ("topic", "literal", "heartbeats", "WRITE") in target
     assert ("topic", "literal", "primary.checkpoints.internal", "WRITE") in target
+    assert ("topic", "literal", "primary.heartbeats", "CREATE") in target  # the source's heartbeats, replicated
+    assert {op for resource, _pattern, _name, op in target if resource == "cluster"} == {"IDEMPOTENT_WRITE"}
     assert not any(name == "mm2-offset-syncs.secondary.internal" for _type, _pattern, name, _op in target)
 
 
