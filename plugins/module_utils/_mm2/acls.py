@@ -35,6 +35,9 @@ Target cluster:
 - the replicated groups, for failover (kafka_mirror_offsets applies translated offsets) and sync.group.offsets.enabled:
   Describe, Read.
 - IdempotentWrite on the cluster, as on the source (for targets before 2.8).
+Both clusters, found by the lab: Describe on the group kafkaops-mirror-validation, whose coordinator the validation job's
+librdkafka consumers look up (FindCoordinator) although they only assign and never commit; refused, the job stopped with
+GROUP_AUTHORIZATION_FAILED.
 ACL sync (sync.topic.acls.enabled, true by default) needs Describe on the source's cluster (describeAcls) and Alter on the
 target's (createAcls, which lets a principal grant anything): not asked for. Without them MirrorMaker logs "Scheduler for
 MirrorSourceConnector caught exception in scheduled task: syncing topic ACLs" every sync.topic.acls.interval.seconds and
@@ -52,6 +55,10 @@ from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import
 
 SOURCE, TARGET = "source", "target"
 CLUSTER_NAME = "kafka-cluster"  # the one name of the cluster resource
+# The group id of the validation job's librdkafka consumers (roles/mirror_validation/files/mirror_validation/kafka_reader.py
+# _GROUP_ID, which tests/unit/plugins/module_utils/_mm2/test_mm2_acls.py keeps equal): they never commit, but librdkafka looks
+# the group's coordinator up, which needs Describe on the group.
+VALIDATION_GROUP = "kafkaops-mirror-validation"
 LITERAL, PREFIXED = "literal", "prefixed"
 # The name (or, behind a flow's topic prefix, the end of the name) the preflight's CreateTopics dry runs ask for.
 PROBE_TOPIC = "kafkaops-preflight-probe"
@@ -110,7 +117,9 @@ def mirrormaker_acls(source_alias, target_alias, topics, groups, offset_syncs_lo
                        "heartbeats and checkpoints")
             + _entries(TARGET, "topic", connect, TOPIC_CREATE_AND_USE + ("DESCRIBE_CONFIGS",), "MirrorMaker's Connect internal topics")
             + _entries(TARGET, "group", [(LITERAL, "%s-mm2" % source_alias)], ("READ", "DESCRIBE"), "MirrorMaker's Connect group")
-            + _entries(TARGET, "group", group_names, ("DESCRIBE", "READ"), "replicated groups (failover)"))
+            + _entries(TARGET, "group", group_names, ("DESCRIBE", "READ"), "replicated groups (failover)")
+            + _entries(SOURCE, "group", [(LITERAL, VALIDATION_GROUP)], ("DESCRIBE",), "the validation job's consumers (never commit)")
+            + _entries(TARGET, "group", [(LITERAL, VALIDATION_GROUP)], ("DESCRIBE",), "the validation job's consumers (never commit)"))
     return acls
 
 

@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.acls import SOURCE, TARGET, acl_names, for_cluster, mirrormaker_acls
+from mirror_validation import kafka_reader
+
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.acls import (SOURCE, TARGET, VALIDATION_GROUP, acl_names, for_cluster,
+                                                                                 mirrormaker_acls)
 
 
 def held(cluster, **flow):
@@ -80,3 +83,10 @@ def test_no_duplicates_per_cluster():
     acls = for_cluster(mirrormaker_acls("primary", "secondary", ["a-.*", "a-.*"], ["a-.*"]), TARGET)
     keys = [(acl["resource_type"], acl["pattern_type"], acl["resource_name"], acl["operation"]) for acl in acls]
     assert len(keys) == len(set(keys))
+
+
+def test_the_validation_jobs_group_is_the_one_granted_on_both_clusters():
+    """Found by the lab: librdkafka looks the coordinator of the job's group up (FindCoordinator, Describe on the group)."""
+    assert VALIDATION_GROUP == kafka_reader._GROUP_ID  # pylint: disable=protected-access
+    for cluster in (SOURCE, TARGET):
+        assert ("group", "literal", VALIDATION_GROUP, "DESCRIBE") in held(cluster)
