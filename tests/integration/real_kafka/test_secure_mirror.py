@@ -9,9 +9,9 @@ independent kafka-python client authenticating as the lab's admin (tests/support
 
 1. kafka_mirror_acls: check mode changes nothing and shows the diff, the first run creates, the second changes nothing, bad
    input fails before anything changes; read back by the admin.
-2. Refusals that change nothing: a wrong SCRAM password, a client certificate from a CA the brokers do not trust and a missing
-   ACL each stop mirror.yml in its preflight, naming the cluster, the principal and what was refused; MirrorMaker was never
-   configured and the target holds no remote topic.
+2. Refusals that change nothing: a wrong SCRAM password and a client certificate from a CA the brokers do not trust (one run,
+   one cluster each), then a missing ACL, stop mirror.yml in its preflight, naming the cluster, the principal and what was
+   refused; MirrorMaker was never configured and the target holds no new topic.
 3. The flow at -vvv: source over SCRAM (SASL_PLAINTEXT), target over mTLS (SSL, client certificate): mirror.yml with the
    validation job, read back; every output of the run and every file it wrote on the MirrorMaker node is searched for each
    secret, and a file that holds one is 0600 or 0640.
@@ -112,12 +112,11 @@ def test_acls_module_plans_creates_and_refuses_bad_input(lab):
 def test_refusals_stop_the_flow_before_anything_changes(lab, tmp_path):
     node = lab.mirrormaker_node_root()
     topics_before = set(secure_lab.admin_client(lab, "secondary", "topics")["topics"])
-    cases = [
-        ("wrong SCRAM password", ("SCRAM", "mirrormaker", "not-the-password"), ("MTLS", "mirrormaker"),
-         ["cluster primary", "SASL user 'mirrormaker'", "SaslAuthenticationFailedError"]),
-        ("untrusted client certificate", ("SCRAM", "mirrormaker"), ("MTLS", "intruder"),
-         ["cluster secondary", "intruder.pem", "certificate"]),
-    ]
+    # Both logins refused in one run: the preflight reports every cluster before it fails.
+    cases = [("wrong SCRAM password on the primary, untrusted client certificate on the secondary",
+              ("SCRAM", "mirrormaker", "not-the-password"), ("MTLS", "intruder"),
+              ["cluster primary", "SASL user 'mirrormaker'", "SaslAuthenticationFailedError",
+               "cluster secondary", "intruder.pem", "certificate"])]
     deleted = secure_lab.admin_client(lab, "primary", "acl-delete", MIRRORMAKER, "TOPIC", "PREFIXED", "sx-", "READ")
     assert deleted == {"deleted": 1}
     cases.append(("missing ACL", ("SCRAM", "mirrormaker"), ("MTLS", "mirrormaker"),
