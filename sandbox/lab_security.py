@@ -19,8 +19,9 @@ User:<name> (ssl.principal.mapping.rules), so a principal is the same user over 
 `up` makes the material once per directory in DIR/security (mode 0700, files 0600): a throwaway CA, a PKCS12 key store per
 broker (its FQDN and IP as subject alternative names) and a trust store, PEM client files (private key and certificate in
 one file, as Kafka's PEM key store and kafka-python both read it) for lab-admin and mirrormaker, one for `intruder` signed
-by a CA the brokers do not trust (their keys encrypted with one random password), and random SCRAM passwords; the SCRAM credentials are created with the release's own
-kafka.admin.ConfigCommand through ZooKeeper once the brokers answer. credentials.json holds the passwords.
+by a CA the brokers do not trust (their keys encrypted with one random password), and random SCRAM passwords; the SCRAM
+credentials are created with the release's own kafka.admin.ConfigCommand through ZooKeeper once the brokers answer.
+credentials.json holds the passwords.
 """
 from __future__ import annotations
 

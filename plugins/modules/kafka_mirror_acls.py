@@ -137,8 +137,12 @@ removed:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.acls import (AclTaskError, KafkaConnectionError, ensure_acls,
-                                                                                   kafka_mirror_acls_argument_spec)
+from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.acls import (
+    AclTaskError,
+    KafkaConnectionError,
+    ensure_acls,
+    kafka_mirror_acls_argument_spec,
+)
 from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.client import ensure_kafka_python
 
 

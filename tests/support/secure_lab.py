@@ -77,11 +77,12 @@ def deliver_client_files(lab: RealLab, users: tuple) -> None:
     security = lab.state["security"]
     files = [{"src": security["ca"], "dest": f"{CLIENT_FILES_ON_NODE}/ca.crt", "mode": "0644"}]
     files += [{"src": security["client_pem"][user], "dest": f"{CLIENT_FILES_ON_NODE}/{user}.pem", "mode": "0640"} for user in users]
+    owners = {"owner": "sshuser", "group": "hadoop"}
+    folder = {"path": CLIENT_FILES_ON_NODE, "state": "directory", "mode": "0750", **owners}
+    copy = {"src": "{{ item.src }}", "dest": "{{ item.dest }}", "mode": "{{ item.mode }}", **owners}
     play = [{"name": "client files", "hosts": "mirrormaker", "gather_facts": False, "become": True, "tasks": [
-        {"name": "folder", "ansible.builtin.file": {"path": CLIENT_FILES_ON_NODE, "state": "directory", "owner": "sshuser", "group": "hadoop",
-                                                     "mode": "0750"}},
-        {"name": "files", "ansible.builtin.copy": {"src": "{{ item.src }}", "dest": "{{ item.dest }}", "owner": "sshuser", "group": "hadoop",
-                                                    "mode": "{{ item.mode }}"}, "loop": files, "no_log": True}]}]
+        {"name": "folder", "ansible.builtin.file": folder},
+        {"name": "files", "ansible.builtin.copy": copy, "loop": files, "no_log": True}]}]
     playbook = Path(lab.state["dir"]) / "deliver-client-files.yml"
     playbook.write_text(yaml.safe_dump(play, sort_keys=False))
     result = lab.play(playbook)

@@ -8,8 +8,14 @@ import pytest
 
 from mirror_validation import kafka_reader
 
-from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.acls import (SOURCE, TARGET, VALIDATION_GROUP, acl_names, for_cluster,
-                                                                                 mirrormaker_acls)
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.acls import (
+    SOURCE,
+    TARGET,
+    VALIDATION_GROUP,
+    acl_names,
+    for_cluster,
+    mirrormaker_acls,
+)
 
 
 def held(cluster, **flow):
