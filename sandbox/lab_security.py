@@ -173,7 +173,7 @@ def create_scram_users(security: dict, zookeepers: dict) -> None:
             running.append((zookeeper, user, subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)))
     failed = []
     for zookeeper, user, proc in running:
-        output, _ = proc.communicate(timeout=180)
+        output = proc.communicate(timeout=180)[0]
         if proc.returncode:
             failed.append(f"{user} on {zookeeper}: {output[-800:]}")
     if failed:
