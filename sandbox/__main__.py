@@ -83,6 +83,9 @@ def main(argv: list | None = None) -> int:
                         help="the brokers start advertising their IP addresses: Ambari's kafka-env gets the runbook's IP-advertising snippet")
     parser.add_argument("--brokers", type=int,
                         help="brokers per cluster, apache only: 1 to 3 (default: what the directory started with, else 3 as HDInsight's smallest clusters)")
+    parser.add_argument("--secure", action="store_true",
+                        help="apache, ZooKeeper releases: SCRAM, TLS (client certificates) and SASL_SSL listeners and an ACL authorizer "
+                             "on every broker besides PLAINTEXT (sandbox/lab_security.py; kept with the directory)")
     parser.add_argument("--cluster", help="for `rebuild`: the cluster alias (primary or secondary) whose broker comes up again with its data wiped")
     parser.add_argument("--timeout", type=float, help="seconds `up` waits for every program to answer (default: 300 for apache, 60 for the stand-ins)")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
@@ -95,7 +98,8 @@ def main(argv: list | None = None) -> int:
             result = api.up(args.dir, args.provider, args.net, names={"primary": args.primary_name, "secondary": args.secondary_name},
                             subnet=args.subnet, node_mode=args.node_mode, kafka_version=args.kafka_version, releases=releases,
                             mirrormaker_node=args.mirrormaker_node or (None if api.read_state(args.dir) else CLI_MIRRORMAKER_NODE),
-                            advertise_ip=args.advertise_ip, timeout=args.timeout, brokers=args.brokers)
+                            advertise_ip=args.advertise_ip, timeout=args.timeout, brokers=args.brokers,
+                            secure=args.secure)
             return _emit(args, result, _print_up)
         if args.command == "down":
             result = api.down(args.dir)

@@ -13,12 +13,13 @@ import json
 import os
 import secrets
 import shutil
+import subprocess
 import sys
 import time
 import xmlrpc.client
 from pathlib import Path
 
-from sandbox import ambari_seed, broker, kafka_dist, nodes, probes, processes, wheelhouse
+from sandbox import ambari_seed, broker, kafka_dist, lab_security, nodes, probes, processes, wheelhouse
 from sandbox.inventory import TARGET_ALIAS, control_path_dir, write_inventory
 from sandbox.kafka_home import DEFAULT_KAFKA_VERSION, KAFKA_HOME_ON_NODE, write_kafka_home, write_node_kafka_home
 from sandbox.providers import CONTROLLER_PORT, ApacheProvider, BrokerSpec, get_provider
@@ -179,7 +180,7 @@ def _cluster_layout(sandbox_dir: Path, cluster: Cluster, provider_name: str, lay
     for broker_id, node in enumerate(broker_nodes):
         spec = BrokerSpec(provider=provider_name, alias=cluster.alias, cluster_name=cluster.name, ip=node.ip, fqdn=node.name, port=BROKER_PORT,
                           data_dir=str(broker.data_dir(cluster_dir, broker_id)), log_dir=str(sandbox_dir / "logs"), broker_id=broker_id,
-                          release=release, zookeeper=zookeeper, quorum=quorum)
+                          release=release, zookeeper=zookeeper, quorum=quorum, security_dir=layout["security"].get("dir", ""))
         broker.write_spec(cluster_dir, spec)
         program = broker.program_name(cluster.alias, broker_id)
         programs.append(Program(program, [sys.executable, "-m", "sandbox.broker", "--cluster-dir", str(cluster_dir), "--broker-id", str(broker_id)],
@@ -280,7 +281,7 @@ def _host_entries(state: dict) -> list:
 def up(sandbox_dir=DEFAULT_DIR, provider: str = "noida", net: int = 0, names: dict | None = None, timeout: float | None = None, subnet: int = 1,
        node_mode: str | None = None, kafka_version: str | None = None, releases: dict | None = None,
        mirrormaker_node: str | None = None, advertise_ip: bool = False, mirrormaker_java8: str | None = None,
-       brokers: int | None = None) -> dict:
+       brokers: int | None = None, secure: bool = False) -> dict:
     """Bring both clusters up (or report the running sandbox in `sandbox_dir`) and return the state dict.
 
     `subnet` is the primary's third octet (the secondary's is subnet + 1): 1 as documented; tests that
@@ -298,6 +299,9 @@ def up(sandbox_dir=DEFAULT_DIR, provider: str = "noida", net: int = 0, names: di
     `brokers`: brokers per cluster, apache only (1 to 3; None: the number the directory started with, else the provider's,
     3 for apache as HDInsight's smallest clusters); fewer than 3 for a scenario that needs no replication, with replication
     settings in Ambari that a cluster of that size can hold (ambari_seed.fit_replication).
+    `secure`: apache with ZooKeeper releases only; every broker gets the secure listeners, the ACL authorizer and the SCRAM
+    users of sandbox/lab_security.py next to its PLAINTEXT listener (state["security"] says where and how); a directory that
+    started secure stays secure.
     """
     # Eight JVMs on 2 cores under a loaded test run took over a minute to answer; the stand-ins answer in seconds.
     timeout = timeout or (UP_TIMEOUT_REAL_KAFKA if provider == "apache" else UP_TIMEOUT)
@@ -319,6 +323,7 @@ def up(sandbox_dir=DEFAULT_DIR, provider: str = "noida", net: int = 0, names: di
         mirrormaker = _mirrormaker_node(target, mirrormaker_node, existing)
         java8 = _mirrormaker_java8(mirrormaker_java8, existing)
         brokers = _brokers_per_cluster(chosen, brokers, existing)
+        secure = _secure(chosen, releases, secure, existing)
         if advertise_ip:
             ambari_seed.check_ip_advertising(sandbox_dir, [cluster.alias for cluster in clusters])
         mode = nodes.choose_mode(node_mode)
@@ -331,12 +336,14 @@ def up(sandbox_dir=DEFAULT_DIR, provider: str = "noida", net: int = 0, names: di
 
     sandbox_dir.mkdir(parents=True, exist_ok=True)
     supervisor = _supervisor(sandbox_dir)
+    security = lab_security.ensure_material(sandbox_dir, [(node.name, node.ip) for cluster in clusters for node in cluster.broker_nodes(brokers)]) \
+        if secure else {}
     layout = {"node_mode": mode, "isolate": nodes.can_isolate(), "provider": chosen, "kafka_version": kafka_version, "releases": releases,
-              "mirrormaker_node": mirrormaker, "mirrormaker_java8": java8, "brokers": brokers}
+              "mirrormaker_node": mirrormaker, "mirrormaker_java8": java8, "brokers": brokers, "security": security}
     # A host keeps its credentials across a reboot: `up` again in the same directory keeps the Ambari password.
     password = _kept_password(existing) or secrets.token_urlsafe(12)
     state = {"dir": str(sandbox_dir), "provider": provider, "net": net, "subnet": subnet, "node_mode": mode, "brokers_per_cluster": brokers,
-             "clusters": {}}
+             "clusters": {}, **({"security": security} if security else {})}
     programs = []
     for cluster in clusters:
         entry, cluster_programs = _cluster_layout(sandbox_dir, cluster, provider, layout, password, supervisor)
@@ -383,6 +390,12 @@ def up(sandbox_dir=DEFAULT_DIR, provider: str = "noida", net: int = 0, names: di
     except BaseException:  # an interrupt (Ctrl-C, a test run stopped) while waiting: no caller has the state to stop it with
         down(sandbox_dir)
         raise
+    if security:
+        try:
+            lab_security.create_scram_users(security, {f"{c.zookeepers[0].ip}:{ZOOKEEPER_PORT}": releases[c.alias] for c in clusters})
+        except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
+            down(sandbox_dir)
+            raise SandboxError(f"sandbox in {sandbox_dir}: {exc}; stopped it again") from exc
     state["processes"] = {info["name"]: info["pid"] for info in supervisor.processes()}
     for node in _host_entries(state):
         node["init_pid"] = state["processes"][node["program"]]
@@ -406,6 +419,17 @@ def _brokers_per_cluster(provider, requested: int | None, existing: dict | None)
     if not 1 <= requested <= ApacheProvider.brokers_per_cluster:
         raise ValueError(f"--brokers must be 1 to {ApacheProvider.brokers_per_cluster} (a broker per worker node), got {requested}")
     return requested
+
+
+def _secure(provider, releases: dict, requested: bool, existing: dict | None) -> bool:
+    """Whether the brokers get the secure listeners: asked for, or kept from the directory's earlier `up`."""
+    if not (requested or (existing or {}).get("security")):
+        return False
+    kraft = sorted(release for release in releases.values() if not provider.uses_zookeeper(release))
+    if provider.name != "apache" or kraft:
+        raise ValueError(f"--secure is for the apache provider's ZooKeeper releases (SCRAM users and ACLs in ZooKeeper); got provider "
+                         f"{provider.name}{', releases ' + ', '.join(kraft) if kraft else ''}")
+    return True
 
 
 def _releases(provider: str, releases: dict | None, kafka_version: str | None) -> tuple:

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass
 from importlib import resources
 from pathlib import Path
 
-from sandbox import kafka_dist
+from sandbox import kafka_dist, lab_security
 from sandbox.broker_config import BrokerConfig
 
 CONTROLLER_PORT = 9093  # apache KRaft controller listener, on the same loopback address as the broker
@@ -43,6 +43,7 @@ class BrokerSpec:
     release: str = ""  # apache: the Kafka release this broker runs
     zookeeper: str = ""  # apache, ZooKeeper mode: host:port of the cluster's ZooKeeper
     quorum: str = ""  # apache, KRaft: controller.quorum.voters
+    security_dir: str = ""  # apache, ZooKeeper mode, up(secure=True): the lab's security material (sandbox/lab_security.py)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -141,7 +142,7 @@ class ApacheProvider(Provider):
     # brokers reach each other (replication, the ZooKeeper controller's requests, KRaft's quorum) on listeners advertised
     # by IP. Clients only ever see the PLAINTEXT listener, advertised as Ambari's kafka-env says (FQDN or IP).
     INTERNAL_PORT = 9094
-    extra_ports = (INTERNAL_PORT, CONTROLLER_PORT)
+    extra_ports = (INTERNAL_PORT, CONTROLLER_PORT, *lab_security.PORTS)
     # The sandbox owns these: it binds only the broker node's loopback address (Ambari's stock
     # listeners=PLAINTEXT://0.0.0.0:9092 would bind every interface of this machine).
     _SANDBOX_KEYS = ("listeners", "advertised.listeners", "log.dirs", "node.id", "broker.id", "process.roles",
@@ -149,7 +150,9 @@ class ApacheProvider(Provider):
                      "inter.broker.listener.name", "security.inter.broker.protocol", "zookeeper.connect",
                      # Quirk of the lab: HDInsight's brokers have Ambari's metrics sink jar on their class path; a broker
                      # asked to load a reporter class it lacks does not start.
-                     "kafka.metrics.reporters")
+                     "kafka.metrics.reporters",
+                     # up(secure=True): the lab's secure listeners and authorizer (sandbox/lab_security.py).
+                     "authorizer.class.name", "super.users", "sasl.enabled.mechanisms", "ssl.client.auth")
     # Broker settings of the lab's machine (2 cores shared by up to six brokers), not of HDInsight: fewer threads.
     # __consumer_offsets with 10 partitions instead of 50: a group's first commit creates it, 150 replicas at RF 3 took
     # longer than a client's commit timeout at load 50 (where the coordinator of a group lives is all that changes).
@@ -214,6 +217,13 @@ class ApacheProvider(Provider):
         }
         if spec.zookeeper:
             props["zookeeper.connect"] = spec.zookeeper
+            if spec.security_dir:
+                listeners, advertised, protocols, keys = lab_security.broker_properties(
+                    spec.security_dir, spec.ip, spec.advertised_host(config), spec.fqdn, spec.release)
+                props["listeners"] += "," + listeners
+                props["advertised.listeners"] += "," + advertised
+                props["listener.security.protocol.map"] += "," + protocols
+                props.update(keys)
         else:
             props.update({
                 "process.roles": "broker,controller",

@@ -39,7 +39,8 @@ def preflight_clusters(group_names, groups, hostvars, settings, mm2_model):
         return cluster_checks(_inventory_clusters(group_names, groups, hostvars), settings["target_alias"], settings["source_alias"],
                               settings["offset_syncs_topic_location"], settings["replication_factor"], settings["internal_replication_factor"],
                               settings.get("topics"), settings.get("extra_replication_factors"),
-                              features + list(settings.get("required_features") or []), _bool(settings.get("check_topic_creation", True)))
+                              features + list(settings.get("required_features") or []), _bool(settings.get("check_topic_creation", True)),
+                              mm2_model.get("flows"), mm2_model.get("replication_policy"))
     except (KeyError, ValueError) as exc:
         raise AnsibleFilterError("preflight_clusters: %s" % exc) from None
 

@@ -66,6 +66,26 @@ options:
     type: list
     elements: str
     default: []
+  probe_topic:
+    description:
+      - The topic name the O(check_topic_creation) dry run asks to create; a name of the kind MirrorMaker creates (a remote topic
+        of the flow), so that a principal allowed to create only those (a prefixed ACL) is not found wanting.
+    type: str
+    default: kafkaops-preflight-probe
+    version_added: 0.3.0
+  required_acls:
+    description:
+      - ACLs the connection's principal must hold here, each with C(resource_type) (V(topic), V(group)), C(pattern_type)
+        (V(literal), V(prefixed)), C(resource_name) and C(operation) (V(READ), V(WRITE), ...), as module
+        kafkaops.mirror.kafka_mirror_acls returns them in RV(kafkaops.mirror.kafka_mirror_acls#module:acls).
+      - Checked as that principal, changing nothing - on the topics that exist, against the operations the brokers say it may
+        do (Kafka 2.3+); where none exists yet, whether it may create one (CreateTopics with C(validate_only)). Each one missing
+        is a finding of severity V(error) naming the principal, the resource and the operation. What cannot be asked that way
+        (groups, operations on topics not created yet) is listed in RV(acls_unverified).
+    type: list
+    elements: dict
+    default: []
+    version_added: 0.3.0
   report_unreachable:
     description:
       - When the bootstrap servers give no metadata, return RV(bootstrap_reachable=false) and an V(error) finding instead of failing,
@@ -161,8 +181,24 @@ can_create_topics:
   description: Result of the CreateTopics dry run (null when not checked or inconclusive).
   returned: always
   type: bool
+principal:
+  description: Who the connection authenticates as (the SASL user, the Kerberos principal or the client certificate), never a secret.
+  returned: always
+  type: str
+  version_added: 0.3.0
+acls_checked:
+  description: How many topics and creations O(required_acls) were checked on.
+  returned: when O(required_acls) is set and the cluster answered
+  type: int
+  version_added: 0.3.0
+acls_unverified:
+  description: The O(required_acls) that could not be checked without changing something (groups, topics that do not exist yet).
+  returned: when O(required_acls) is set and the cluster answered
+  type: list
+  elements: str
+  version_added: 0.3.0
 denied:
-  description: Operations the cluster denied (C(operation), C(resource), C(error)).
+  description: Operations the cluster denied (C(operation), C(resource), C(error); C(acl), the missing ACL, for O(required_acls)).
   returned: always
   type: list
   elements: dict
@@ -202,6 +238,8 @@ def main():
         mirrormaker_version=dict(type="str"),
         check_topic_creation=dict(type="bool", default=False),
         expected_topics=dict(type="list", elements="str", default=[]),
+        probe_topic=dict(type="str", default="kafkaops-preflight-probe"),
+        required_acls=dict(type="list", elements="dict", default=[]),
         report_unreachable=dict(type="bool", default=False),
     )
     module = AnsibleModule(argument_spec=spec, supports_check_mode=True)

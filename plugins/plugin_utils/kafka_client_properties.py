@@ -10,6 +10,9 @@ from __future__ import annotations
 
 # KIP-651: PEM trust and key stores (ssl.truststore.type / ssl.keystore.type = PEM).
 PEM_STORES_SINCE = (2, 7, 0)
+# KAFKA-12703: before 3.3, a PEM key store's private key must be encrypted, with ssl.key.password; MirrorMaker 3.2.0 stopped at
+# start on an unencrypted one ("SSL PEM key store is specified, but key password is not specified", first real mTLS run).
+PEM_UNENCRYPTED_KEY_SINCE = (3, 3, 0)
 _LOGIN_MODULES = {
     "PLAIN": "org.apache.kafka.common.security.plain.PlainLoginModule",
     "SCRAM-SHA-256": "org.apache.kafka.common.security.scram.ScramLoginModule",
@@ -68,6 +71,12 @@ def java_client_properties(connection, version):
                 "connection ssl_certfile and ssl_keyfile: MirrorMaker reads a client key and its certificate chain from one PEM file "
                 "(ssl.keystore.type PEM); put the private key (PKCS#8) and the chain in one file and give it as ssl_certfile without "
                 "ssl_keyfile (kafka-python reads the key from the same file), or give the cluster ssl_keystore_location")
+        if connection.get("ssl_password") is None and tuple(version) < PEM_UNENCRYPTED_KEY_SINCE:
+            errors.append(
+                "connection ssl_certfile without ssl_password: MirrorMaker of Kafka %s reads a client key from a PEM file only when the "
+                "key is encrypted and ssl.key.password given (unencrypted keys from Kafka 3.3 on, KAFKA-12703); encrypt the key "
+                "(openssl pkcs8 -topk8 -v1 PBE-SHA1-3DES, which Java 8 reads too) and give its password as ssl_password, or give the "
+                "cluster ssl_keystore_location (a PKCS12 or JKS store) and its passwords" % ".".join(str(part) for part in version))
         props["ssl.keystore.type"] = "PEM"
         props["ssl.keystore.location"] = connection["ssl_certfile"]
         if connection.get("ssl_password") is not None:

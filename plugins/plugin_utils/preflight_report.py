@@ -15,7 +15,8 @@ preflight_report.
 from __future__ import annotations
 
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.findings import ERROR, INFO, WARNING, finding, finding_text
-from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import OFFSET_SYNCS_LOCATIONS
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.acls import PROBE_TOPIC, SOURCE, TARGET, acl_names, for_cluster, mirrormaker_acls
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import OFFSET_SYNCS_LOCATIONS, FlowNames
 _TABLE_ROW = "%-12s %-9s %-7s %-10s %-6s %-8s %-11s %-10s %-6s %-8s"
 _TABLE_COLUMNS = ("cluster", "bootstrap", "brokers", "advertised", "kafka", "min.isr", "auto-create", "can-create", "errors", "warnings")
 _SUMMARY_KEYS = ("cluster", "bootstrap", "brokers", "advertised_ok", "kafka_version", "min_insync_replicas", "auto_create_topics",
@@ -48,12 +49,34 @@ def missing_settings(group_names, clusters, target_alias):
     return missing
 
 
+def flow_acls(flows, alias, offset_syncs_topic_location, policy=None):
+    """(the ACLs MirrorMaker's principal needs on cluster `alias` for `flows` (mirrormaker2_flows), a topic name of the kind it
+    creates there for the topic-creation dry run or None). A flow whose topic or group patterns no ACL can express (MM2's
+    default .* among them) is left out: its principal needs ACLs on every topic or group, which a cluster-wide check would not
+    narrow down."""
+    needed, probe = [], None
+    for flow in flows or []:
+        if alias not in (flow.get("source"), flow.get("target")):
+            continue
+        try:
+            acls = mirrormaker_acls(flow["source"], flow["target"], list(flow.get("topics") or [".*"]), list(flow.get("groups") or [".*"]),
+                                    offset_syncs_topic_location, policy or "default")
+        except ValueError:
+            continue
+        needed += for_cluster(acls, SOURCE if flow["source"] == alias else TARGET)
+        if flow["target"] == alias and probe is None:
+            pattern_type, name = acl_names(list(flow.get("topics") or [".*"]))[0]
+            probe = FlowNames(flow["source"], alias, policy or "default").remote_topic(name + PROBE_TOPIC if pattern_type == "prefixed" else name)
+    return [{key: acl[key] for key in ("resource_type", "pattern_type", "resource_name", "operation")} for acl in needed], probe
+
+
 def cluster_checks(clusters, target_alias, source_alias, offset_syncs_topic_location, replication_factor, internal_replication_factor,
-                   topics=None, extra_replication_factors=None, features=None, check_topic_creation=True):
+                   topics=None, extra_replication_factors=None, features=None, check_topic_creation=True, flows=None, policy=None):
     """One entry per cluster {group, host, alias, bootstrap_servers}: its role in the flow and what kafka_cluster_info checks there.
 
     The target gets the remote topics' and heartbeats/checkpoints topics' replication factors, the features and the
-    topic-creation check; the cluster that holds the offset-syncs topic (offset_syncs_topic_location) gets its factor.
+    topic-creation check; the cluster that holds the offset-syncs topic (offset_syncs_topic_location) gets its factor. Each
+    cluster of a flow in `flows` gets the ACLs MirrorMaker's principal needs there (flow_acls).
     """
     if offset_syncs_topic_location not in OFFSET_SYNCS_LOCATIONS:
         raise ValueError("offset_syncs_topic_location must be source or target, got %r" % (offset_syncs_topic_location,))
@@ -72,6 +95,7 @@ def cluster_checks(clusters, target_alias, source_alias, offset_syncs_topic_loca
         if (is_source and offset_syncs_topic_location == "source") or (is_target and offset_syncs_topic_location == "target"):
             internal["offset-syncs topic (mirrormaker2_internal_replication_factor)"] = internal_replication_factor
         factors.update((extra_replication_factors or {}).get(alias) or {})
+        acls, probe = flow_acls(flows, alias, offset_syncs_topic_location, policy)
         checks.append(dict(
             group=cluster["group"], host=cluster["host"], alias=alias, bootstrap_servers=_servers(cluster["bootstrap_servers"]),
             role="target" if is_target else ("source" if is_source else "other"),
@@ -79,6 +103,7 @@ def cluster_checks(clusters, target_alias, source_alias, offset_syncs_topic_loca
             required_features=list(dict.fromkeys(features or [])) if is_target else [],
             check_topic_creation=bool(is_target and check_topic_creation),
             expected_topics=[topic["name"] for topic in topics if "name" in topic] if is_target else [],
+            required_acls=acls, probe_topic=probe or PROBE_TOPIC,
         ))
     return checks
 

@@ -86,11 +86,12 @@ def sandbox_apache_single(tmp_path_factory, sandbox_net):
     """sandbox_apache's releases and MirrorMaker node with one broker per cluster, for the files that need real MirrorMaker 2
     (or 1) and no replication. A lab of its own: on sandbox_apache they made the worker that runs every file there the run's longest
     (2026-11-29: 2,321 s of a 2,545 s integration stage before this lab, more with the alerts test), while five JVMs cost
-    little beside it."""
+    little beside it. Secure (sandbox/lab_security.py): SCRAM, mTLS and SASL_SSL listeners and an ACL authorizer next to the
+    PLAINTEXT listener the other files use unchanged (its ANONYMOUS principal is a super user), for test_secure_mirror.py."""
     with running_sandbox(tmp_path_factory.mktemp("sandbox-apache-single"),
                          f"sandbox (apache, one broker per cluster, net {sandbox_net}, subnet {SINGLE_BROKER_SUBNET})",
                          down_timeout=APACHE_DOWN_TIMEOUT, provider="apache", net=sandbox_net, subnet=SINGLE_BROKER_SUBNET, brokers=1,
-                         timeout=600, mirrormaker_java8=node_java8()) as state:
+                         timeout=600, mirrormaker_java8=node_java8(), secure=True) as state:
         _LABS["sandbox_apache_single"]["dir"] = state["dir"]
         yield state
 
@@ -108,6 +109,7 @@ SHARED_LABS = {
         "tests/integration/real_kafka/test_large_backlog.py",
         "tests/integration/real_kafka/test_mirror_alerts.py",
         "tests/integration/real_kafka/test_mirrormaker1.py",
+        "tests/integration/real_kafka/test_secure_mirror.py",
     ),
 }
 # Per lab of this worker: its directory once it started ("dir"), how many of the run's tests on it ended ("ended") and there

@@ -29,26 +29,40 @@ Run with a sandbox node's python (names resolve there as on that node):
     python read_back.py BOOTSTRAP in-sync           -> {"under_replicated": ["topic:partition", ...], "not_preferred": [...]}
                                                        (every topic, internal ones included: fewer in-sync replicas than
                                                        replicas; led by a replica other than the first, the preferred one)
+    python read_back.py BOOTSTRAP acls              -> {"acls": [[principal, resource_type, pattern_type, name, operation,
+                                                       permission, host], ...]} (every ACL of the cluster, sorted)
+    python read_back.py BOOTSTRAP acl-delete PRINCIPAL RESOURCE_TYPE PATTERN_TYPE NAME OPERATION
+                                                    -> {"deleted": n}: the matching ALLOW ACLs (types and operation by
+                                                       kafka-python's enum names: TOPIC PREFIXED ... READ)
+
+Every client authenticates with the kafka-python options of the environment variable READ_BACK_CLIENT (JSON; a secure
+listener's security_protocol, sasl_* and ssl_* options), PLAINTEXT without it.
 """
 import json
+import os
 import sys
 import time
 
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
-from kafka.admin import ConfigResource
+from kafka.admin import ACLFilter, ACLOperation, ACLPermissionType, ACLResourcePatternType, ConfigResource, ResourcePatternFilter, ResourceType
 from kafka.structs import OffsetAndMetadata
+
+
+def client(bootstrap):
+    """The options of every client of this run: the bootstrap servers and READ_BACK_CLIENT's security options."""
+    return {"bootstrap_servers": bootstrap, **json.loads(os.environ.get("READ_BACK_CLIENT") or "{}")}
 
 
 def main(bootstrap, command, *args):
     if command == "produce":
-        producer = KafkaProducer(bootstrap_servers=bootstrap, linger_ms=0, request_timeout_ms=10000)
+        producer = KafkaProducer(**client(bootstrap), linger_ms=0, request_timeout_ms=10000)
         for index in range(int(args[1])):
             # One record per request: tansu's ListOffsets is wrong for multi-record batches (docs/reference/test-brokers.md).
             producer.send(args[0], key=b"k%d" % index, value=b"v%d" % index, partition=0).get(timeout=10)
         producer.close()
         return {"produced": int(args[1])}
     if command == "send-once":
-        producer = KafkaProducer(bootstrap_servers=bootstrap, max_block_ms=5000, request_timeout_ms=10000)
+        producer = KafkaProducer(**client(bootstrap), max_block_ms=5000, request_timeout_ms=10000)
         try:
             producer.send(args[0], key=b"once", value=b"once").get(timeout=30)
             return {"acknowledged": True, "error": None}
@@ -59,7 +73,7 @@ def main(bootstrap, command, *args):
     if command == "keyed":
         return {"produced": produce_keyed(bootstrap, args[0], int(args[1]), int(args[2]))}
     if command == "sequenced":
-        producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=5)
+        producer = KafkaProducer(**client(bootstrap), acks="all", linger_ms=5)
         first = int(args[3]) if len(args) > 3 else 0
         for index in range(first, first + int(args[2])):
             for key in range(int(args[1])):
@@ -72,7 +86,7 @@ def main(bootstrap, command, *args):
                             for partition, records in read_topic(bootstrap, args[0]).items()}}
     if command == "commit":
         group, topic, partition, offset = args[0], args[1], int(args[2]), int(args[3])
-        consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False, request_timeout_ms=30000)
+        consumer = KafkaConsumer(**client(bootstrap), group_id=group, enable_auto_commit=False, request_timeout_ms=30000)
         # A real cluster's first commit creates __consumer_offsets (its coordinator is not ready at once): retry.
         deadline = time.monotonic() + 180
         while True:
@@ -88,11 +102,27 @@ def main(bootstrap, command, *args):
     if command == "keys":
         return {"keys": read_keys(bootstrap, args[0])}
     if command == "large":
-        producer = KafkaProducer(bootstrap_servers=bootstrap, max_request_size=2 * int(args[1]) + 1024, acks="all")
+        producer = KafkaProducer(**client(bootstrap), max_request_size=2 * int(args[1]) + 1024, acks="all")
         producer.send(args[0], key=b"large", value=b"x" * int(args[1]), partition=0).get(timeout=30)
         producer.close()
         return {"produced": 1}
-    admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=10000, client_id="kafka-tests-read-back")
+    admin = KafkaAdminClient(**client(bootstrap), request_timeout_ms=10000, client_id="kafka-tests-read-back")
+    if command == "acl-delete":
+        principal, resource_type, pattern_type, name, operation = args
+        match = ACLFilter(principal=principal, host="*", operation=ACLOperation[operation], permission_type=ACLPermissionType.ALLOW,
+                          resource_pattern=ResourcePatternFilter(ResourceType[resource_type], name, ACLResourcePatternType[pattern_type]))
+        (_filter, deleted, error), = admin.delete_acls([match])
+        admin.close()
+        assert not getattr(error, "errno", 0), error
+        return {"deleted": len(deleted)}
+    if command == "acls":
+        any_acl = ACLFilter(principal=None, host=None, operation=ACLOperation.ANY, permission_type=ACLPermissionType.ANY,
+                            resource_pattern=ResourcePatternFilter(ResourceType.ANY, None, ACLResourcePatternType.ANY))
+        acls, error = admin.describe_acls(any_acl)
+        admin.close()
+        assert error.errno == 0, error
+        return {"acls": sorted([acl.principal, acl.resource_pattern.resource_type.name, acl.resource_pattern.pattern_type.name,
+                                acl.resource_pattern.resource_name, acl.operation.name, acl.permission_type.name, acl.host] for acl in acls)}
     try:
         if command == "topics":
             topics = {}
@@ -145,7 +175,7 @@ def main(bootstrap, command, *args):
 
 def produce_keyed(bootstrap, topic, partitions, per_partition):
     """Records keyed p<partition>-<index> (a key says where its record came from), valued v<index>; returns how many."""
-    producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=5)
+    producer = KafkaProducer(**client(bootstrap), acks="all", linger_ms=5)
     for partition in range(partitions):
         for index in range(per_partition):
             producer.send(topic, key=b"p%d-%d" % (partition, index), value=b"v%d" % index, partition=partition)
@@ -160,7 +190,7 @@ def read_keys(bootstrap, topic):
 
 def read_topic(bootstrap, topic):
     """read_records of the whole `topic` through a consumer of its own, closed after."""
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, group_id=None, request_timeout_ms=10000)
+    consumer = KafkaConsumer(**client(bootstrap), enable_auto_commit=False, group_id=None, request_timeout_ms=10000)
     try:
         return read_records(consumer, topic, 120)
     finally:

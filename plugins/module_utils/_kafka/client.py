@@ -14,6 +14,8 @@ Usage (doc fragment kafkaops.mirror.kafka_connection documents the options, kafk
 from __future__ import annotations
 
 import importlib.util
+import logging
+import re
 import socket
 import traceback
 from contextlib import contextmanager
@@ -100,6 +102,52 @@ def client_config(params):
     return config
 
 
+# What a broker refused while kafka-python bootstrapped: kafka-python 3 retries a refused login or TLS handshake until its
+# bootstrap timeout and then raises only "Unable to bootstrap", logging the reason on its network loggers.
+_REFUSALS = re.compile(r"(SaslAuthenticationFailedError[^(]*|Authentication failed[^(]*|CERTIFICATE_VERIFY_FAILED[^(]*|"
+                       r"certificate (unknown|required|expired)[^(]*|UnsupportedSaslMechanism[^(]*|IllegalSaslState[^(]*)")
+
+
+class _RefusalLog(logging.Handler):
+    """Keeps the last refusal kafka-python's network loggers report while a client bootstraps."""
+
+    LOGGER = "kafka.net"
+
+    def __init__(self):
+        super().__init__(logging.DEBUG)
+        self.refusal = None
+        self._logger = logging.getLogger(self.LOGGER)
+        self._level = self._logger.level
+
+    def emit(self, record):
+        found = _REFUSALS.search(record.getMessage())
+        if found:
+            self.refusal = found.group(0).strip().rstrip(":;,")
+
+    def __enter__(self):
+        self._logger.addHandler(self)
+        if not self._logger.isEnabledFor(logging.WARNING):
+            self._logger.setLevel(logging.WARNING)
+        return self
+
+    def __exit__(self, *exc_info):
+        self._logger.removeHandler(self)
+        self._logger.setLevel(self._level)
+
+
+def principal_of(params):
+    """Who a connection authenticates as, for messages (never a secret): the SASL user or Kerberos principal, the client
+    certificate, or nobody (ANONYMOUS to the broker)."""
+    protocol = params.get("security_protocol") or "PLAINTEXT"
+    if protocol.startswith("SASL_"):
+        if params.get("sasl_mechanism") == "GSSAPI":
+            return f"Kerberos principal {params.get('sasl_kerberos_principal') or '(the ticket cache of kinit)'}"
+        return f"SASL user {params.get('sasl_plain_username')!r} ({params.get('sasl_mechanism')})"
+    if protocol == "SSL" and params.get("ssl_certfile"):
+        return f"the client certificate {params['ssl_certfile']}"
+    return "no client identity (the broker's ANONYMOUS principal)"
+
+
 def gssapi_available():
     """Whether kafka-python's GSSAPI mechanism can load (it imports the gssapi package only when it first connects)."""
     return importlib.util.find_spec("gssapi") is not None
@@ -139,6 +187,10 @@ class KafkaConnection:
     def where(self):
         servers = ", ".join(self.params.get("bootstrap_servers") or []) or "(none)"
         return f"bootstrap servers {servers} (security_protocol {self.params.get('security_protocol') or 'PLAINTEXT'})"
+
+    @property
+    def principal(self):
+        return principal_of(self.params)
 
     def __enter__(self):
         return self
@@ -258,11 +310,17 @@ class KafkaConnection:
                 self._kerberos.open()
             except KerberosLoginError as exc:
                 raise KafkaConnectionError(f"Kerberos login for {self.where} failed: {exc}.") from exc
-        try:
-            return factory(**config)
-        except KafkaError as exc:
-            raise KafkaConnectionError(
-                f"Could not fetch cluster metadata from any of the {self.where} within {config['bootstrap_timeout_ms']} ms: {exc}. "
-                f"Check from {socket.gethostname()} that the addresses resolve and the ports are open, that the listener there speaks "
-                f"{config['security_protocol']}, and the SASL/TLS options."
-            ) from exc
+        with _RefusalLog() as refusals:
+            try:
+                return factory(**config)
+            except KafkaError as exc:
+                if refusals.refusal:
+                    raise KafkaConnectionError(
+                        f"{self.where} refused {self.principal}: {refusals.refusal}. Check the credentials (password, keytab) and "
+                        "that the client trusts the brokers' CA (ssl_cafile) and the brokers trust the client's certificate."
+                    ) from exc
+                raise KafkaConnectionError(
+                    f"Could not fetch cluster metadata from any of the {self.where} within {config['bootstrap_timeout_ms']} ms: {exc}. "
+                    f"Check from {socket.gethostname()} that the addresses resolve and the ports are open, that the listener there speaks "
+                    f"{config['security_protocol']}, and the SASL/TLS options."
+                ) from exc

@@ -19,8 +19,10 @@ from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.client impo
     IP_ADVERTISING_FIX,
     KafkaConnectionError,
     KafkaError,
+    principal_of,
     probe_address,
 )
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.acls import PROBE_TOPIC
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.findings import ERROR, SEVERITIES, finding, finding_text, min_insync_findings
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.keys import MAX_AUTO_REPLICATION_FACTOR  # how the mirrormaker2 role sizes 'auto'
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.versions import FEATURES, KafkaVersion, broker_too_old, requires
@@ -40,7 +42,6 @@ BROKER_CONFIG_KEYS = (
     "offsets.topic.replication.factor",
     "num.partitions",
 )
-PROBE_TOPIC = "kafkaops-preflight-probe"
 FEATURE_LABELS = {
     "mm2": "MirrorMaker 2",
     "sync_group_offsets": "sync.group.offsets",
@@ -70,7 +71,8 @@ def gather(connection, params):
     facts = dict(cluster_alias=alias, bootstrap_servers=list(params["bootstrap_servers"]), bootstrap_reachable=False, bootstrap_error=None,
                  probed_from=socket.gethostname(), cluster_id=None, controller_id=None, brokers=[], broker_count=0, kafka_version=None,
                  version_source=None, api_versions={}, mm2_features=mm2_features(None), broker_configs={}, broker_configs_error=None,
-                 can_create_topics=None, create_topics_error=None, denied=[], skipped=[], anomalies=[])
+                 can_create_topics=None, create_topics_error=None, denied=[], skipped=[], anomalies=[],
+                 principal=principal_of(params))
     try:
         cluster = connection.cluster()
     except KafkaConnectionError as exc:
@@ -108,7 +110,9 @@ def gather(connection, params):
         return facts
     _describe_broker_configs(admin, facts)
     if params.get("check_topic_creation"):
-        _create_topics_dry_run(admin, facts)
+        _create_topics_dry_run(admin, facts, params.get("probe_topic") or PROBE_TOPIC)
+    if params.get("required_acls"):
+        _check_acls(admin, facts, params["required_acls"])
     return facts
 
 
@@ -128,24 +132,26 @@ def _describe_broker_configs(admin, facts):
     facts["broker_configs"] = {key: entries[key]["value"] for key in BROKER_CONFIG_KEYS if key in entries and entries[key].get("value") is not None}
 
 
-def _create_topics_dry_run(admin, facts):
-    """CreateTopics with validate_only: the broker checks authorization and settings and creates nothing."""
-    existed = PROBE_TOPIC in admin.list_topics()
+def _create_topics_dry_run(admin, facts, probe_topic):
+    """CreateTopics with validate_only: the broker checks authorization and settings and creates nothing. `probe_topic` is a
+    name of the kind MirrorMaker creates (a remote topic of the flow): a principal allowed to create only those (a prefixed
+    ACL) is not refused for another name."""
+    existed = probe_topic in admin.list_topics()
     try:
-        answer = admin.create_topics({PROBE_TOPIC: {"num_partitions": 1, "replication_factor": 1}}, validate_only=True, raise_errors=False)
+        answer = admin.create_topics({probe_topic: {"num_partitions": 1, "replication_factor": 1}}, validate_only=True, raise_errors=False)
     except KafkaError as exc:
         name = type(exc).__name__
         facts["create_topics_error"] = f"{name}: {exc}"
         if _is_authorization_error(name):
             facts["can_create_topics"] = False
-            facts["denied"].append(dict(operation="CreateTopics", resource=f"topic {PROBE_TOPIC}", error=name))
+            facts["denied"].append(dict(operation="CreateTopics", resource=f"topic {probe_topic}", error=name))
         return
     topics = answer.get("topics") if isinstance(answer, dict) else None
     code = topics[0].get("error_code", 0) if topics else 0
     if code in (0, 36):  # none, TopicAlreadyExists
         facts["can_create_topics"] = True
-        if not existed and PROBE_TOPIC in admin.list_topics():
-            facts["anomalies"].append(f"the broker ignored validate_only and created topic {PROBE_TOPIC}: delete it "
+        if not existed and probe_topic in admin.list_topics():
+            facts["anomalies"].append(f"the broker ignored validate_only and created topic {probe_topic}: delete it "
                                       f"(this broker does not implement CreateTopics validate_only)")
         return
     error = for_code(code)
@@ -154,7 +160,73 @@ def _create_topics_dry_run(admin, facts):
     facts["create_topics_error"] = f"{name}: {message}".rstrip(": ")
     if _is_authorization_error(name):
         facts["can_create_topics"] = False
-        facts["denied"].append(dict(operation="CreateTopics", resource=f"topic {PROBE_TOPIC}", error=name))
+        facts["denied"].append(dict(operation="CreateTopics", resource=f"topic {probe_topic}", error=name))
+
+
+def _check_acls(admin, facts, required):
+    """Each of `required` (the ACLs the flow's MirrorMaker principal needs here, _mm2/acls.py), checked as the connection's
+    principal: on the topics that exist and on the cluster, the operations the brokers say it may do (Metadata's authorized
+    operations, KIP-430, Kafka 2.3+); where no topic exists yet, whether it may create one (CreateTopics with validate_only).
+    Groups and operations on topics that do not exist yet cannot be asked without changing something; they are listed in
+    facts["acls_unverified"]."""
+    facts["acls_checked"], facts["acls_unverified"] = 0, []
+    try:
+        # pylint: disable-next=protected-access
+        metadata = admin._manager.run(admin._get_cluster_metadata, None)  # topics and the cluster's operations in one answer
+    except ValueError as exc:  # kafka-python 3.0.12 cannot decode some brokers' authorized operations (tansu 0.6.0's bit 15)
+        facts["acls_unverified"].append(f"every ACL: the brokers' authorized operations could not be read ({exc})")
+        return
+    visible = {topic["name"]: topic for topic in metadata["topics"] if not topic.get("error_code")}
+    # An empty list is "none" only from brokers that report operations at all (some topic has some).
+    reported = any(topic.get("authorized_operations") for topic in visible.values())
+    wanted = {}
+    for acl in required:
+        wanted.setdefault((acl["resource_type"], acl["pattern_type"], acl["resource_name"]), []).append(acl["operation"])
+    for (resource_type, pattern_type, name), operations in wanted.items():
+        what = f"{resource_type} {pattern_type} {name}"
+        if resource_type == "cluster":
+            # The brokers report a principal's operations on the cluster only to one that may Describe it (KafkaApis'
+            # Metadata handler, 2.3+), which MirrorMaker's principal need not.
+            allowed = set(metadata.get("authorized_operations") or ())
+            if allowed:
+                _check_operations(facts, allowed, operations, "the cluster", what, reported)
+            else:
+                facts["acls_unverified"].append(f"{what} {', '.join(operations)} (only a principal that may Describe the cluster is told)")
+            continue
+        if resource_type != "topic":
+            facts["acls_unverified"].append(what)
+            continue
+        matching = sorted(topic for topic in visible if topic == name or (pattern_type == "prefixed" and topic.startswith(name)))
+        if pattern_type == "literal" and not matching:
+            if (admin.describe_topics([name]) or [{}])[0].get("error_code") == 29:  # TOPIC_AUTHORIZATION_FAILED
+                _deny(facts, "DESCRIBE", f"topic {name}", "TopicAuthorizationFailedError", what)
+                continue
+        for topic in matching:
+            _check_operations(facts, set(visible[topic].get("authorized_operations") or ()), operations, f"topic {topic}", what, reported)
+        if not matching and "CREATE" in operations:
+            probe = name if pattern_type == "literal" else name + PROBE_TOPIC
+            answer = admin.create_topics({probe: {"num_partitions": 1, "replication_factor": 1}}, validate_only=True, raise_errors=False)
+            topics = answer.get("topics") if isinstance(answer, dict) else None
+            code = topics[0].get("error_code", 0) if topics else 0
+            facts["acls_checked"] += 1
+            if code and _is_authorization_error(for_code(code).__name__):
+                _deny(facts, "CREATE", f"topic {probe}", for_code(code).__name__, what)
+        if not matching:
+            facts["acls_unverified"].append(f"{what} {', '.join(op for op in operations if op != 'CREATE')} (no such topic yet)")
+
+
+def _check_operations(facts, allowed, operations, resource, acl, reported):
+    if not allowed and not reported:
+        facts["acls_unverified"].append(f"{acl} (the brokers do not report authorized operations)")
+        return
+    facts["acls_checked"] += 1
+    for operation in operations:
+        if operation not in allowed and "ALL" not in allowed:
+            _deny(facts, operation, resource, "not authorized", acl)
+
+
+def _deny(facts, operation, resource, error, acl):
+    facts["denied"].append(dict(operation=operation, resource=resource, error=error, acl=f"ALLOW {operation} on {acl}"))
 
 
 def evaluate(facts, expectations):
@@ -219,8 +291,14 @@ def evaluate(facts, expectations):
                                 f"internal-topic replication factors were checked against the broker count only"))
     findings.extend(_creation_findings(facts, expectations, alias))
     for denial in facts["denied"]:
+        if denial.get("acl"):
+            findings.append(finding("error", "acl", alias,
+                                    f"cluster {alias}: {facts['principal']} may not {denial['operation']} on {denial['resource']} ({denial['error']})",
+                                    f"add the ACL {denial['acl']} for MirrorMaker's principal (module kafkaops.mirror.kafka_mirror_acls, "
+                                    f"docs/security.md; a Ranger policy on an ESP cluster)"))
+            continue
         findings.append(finding("error", "acl", alias,
-                                f"cluster {alias}: {denial['operation']} on {denial['resource']} was denied ({denial['error']})",
+                                f"cluster {alias}: {denial['operation']} on {denial['resource']} was denied to {facts['principal']} ({denial['error']})",
                                 f"grant the principal MirrorMaker uses {denial['operation']} on the cluster/topics (kafka-acls.sh --add ...), or use "
                                 f"an authorized principal"))
     for skipped in facts["skipped"]:

@@ -25,7 +25,7 @@ class FakeSupervisor:
 def ambari_json(tmp_path, provider, releases, brokers=None) -> dict:
     primary = build_topology(9)[0]
     layout = {"node_mode": "local", "isolate": False, "provider": provider, "kafka_version": "3.9", "releases": releases,
-              "mirrormaker_node": None, "brokers": brokers or provider.brokers_per_cluster}
+              "mirrormaker_node": None, "brokers": brokers or provider.brokers_per_cluster, "security": {}}
     api._cluster_layout(tmp_path, primary, provider.name, layout, "pw", FakeSupervisor())
     return json.loads((tmp_path / "clusters" / "primary" / "ambari.json").read_text())
 

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from sandbox import broker_config, kafka_dist
-from sandbox.providers import CONTROLLER_PORT, ApacheProvider, BrokerSpec
+from sandbox import api, broker_config, kafka_dist, lab_security
+from sandbox.providers import CONTROLLER_PORT, ApacheProvider, BrokerSpec, get_provider
 
 SNIPPET = 'echo "advertised.listeners=PLAINTEXT://$IP_ADDRESS:9092" >> /usr/hdp/current/kafka-broker/conf/server.properties\n'
 
@@ -115,11 +115,44 @@ def test_apache_kafka_home_links_to_the_release_home(tmp_path, home):
 def test_the_mirrormaker_node_has_the_labs_other_releases_beside_its_own():
     """The MirrorMaker node's Kafka homes besides its own (the runbooks' MirrorMaker 1 of the source's release runs from one):
     every other release of the lab's clusters, none where the clusters run the node's release or stand-ins."""
-    from sandbox.api import OTHER_KAFKA_HOMES_ON_NODE, _other_kafka_homes
+    assert api._other_kafka_homes({"releases": {"primary": "2.4.1", "secondary": "3.2.0"}, "kafka_version": "3.2.0"}) == {
+        "2.4.1": f"{api.OTHER_KAFKA_HOMES_ON_NODE}/2.4.1"}
+    assert api._other_kafka_homes({"releases": {"primary": "3.9.2", "secondary": "4.3.1"}, "kafka_version": "3.9.2"}) == {
+        "4.3.1": f"{api.OTHER_KAFKA_HOMES_ON_NODE}/4.3.1"}
+    assert api._other_kafka_homes({"releases": {"primary": "3.2.0", "secondary": "3.2.0"}, "kafka_version": "3.2.0"}) == {}
+    assert api._other_kafka_homes({"releases": {}, "kafka_version": "3.9"}) == {}
 
-    assert _other_kafka_homes({"releases": {"primary": "2.4.1", "secondary": "3.2.0"}, "kafka_version": "3.2.0"}) == {
-        "2.4.1": f"{OTHER_KAFKA_HOMES_ON_NODE}/2.4.1"}
-    assert _other_kafka_homes({"releases": {"primary": "3.9.2", "secondary": "4.3.1"}, "kafka_version": "3.9.2"}) == {
-        "4.3.1": f"{OTHER_KAFKA_HOMES_ON_NODE}/4.3.1"}
-    assert _other_kafka_homes({"releases": {"primary": "3.2.0", "secondary": "3.2.0"}, "kafka_version": "3.2.0"}) == {}
-    assert _other_kafka_homes({"releases": {}, "kafka_version": "3.9"}) == {}
+
+@pytest.mark.parametrize("release, authorizer", [("2.4.1", "kafka.security.auth.SimpleAclAuthorizer"),
+                                                 ("3.2.0", "kafka.security.authorizer.AclAuthorizer")])
+def test_secure_brokers_add_three_listeners_and_an_authorizer_beside_plaintext(tmp_path, release, authorizer):
+    security = tmp_path / "security"
+    security.mkdir()
+    (security / lab_security.CREDENTIALS).write_text(json.dumps({"store_password": "sp"}))
+    stored = config(tmp_path, {"kafka-broker": {"authorizer.class.name": "org.apache.ranger.authorization.kafka.authorizer.RangerKafkaAuthorizer",
+                                                "sasl.enabled.mechanisms": "GSSAPI"}})
+    props = properties(ApacheProvider().server_properties(spec(tmp_path, release=release, security_dir=str(security)), stored))
+    assert props["listeners"] == ("PLAINTEXT://127.9.1.11:9092,INTERNAL://127.9.1.11:9094,SCRAM://127.9.1.11:9095,MTLS://127.9.1.11:9096,"
+                                  "SASLSSL://127.9.1.11:9097")
+    assert props["advertised.listeners"].endswith(",SASLSSL://wn1-primar.x.internal.cloudapp.net:9097")
+    assert props["listener.security.protocol.map"].endswith(",SCRAM:SASL_PLAINTEXT,MTLS:SSL,SASLSSL:SASL_SSL")
+    assert props["inter.broker.listener.name"] == "INTERNAL"  # replication stays on the lab's PLAINTEXT listener
+    # The lab owns the authorizer and the mechanisms (Ambari's ESP values name a Ranger class the lab lacks).
+    assert props["authorizer.class.name"] == authorizer and props["sasl.enabled.mechanisms"] == "SCRAM-SHA-512"
+    assert props["super.users"] == "User:ANONYMOUS;User:lab-admin"
+    assert props["listener.name.mtls.ssl.client.auth"] == "required"
+    assert props["ssl.keystore.location"] == str(security / "wn1-primar.x.internal.cloudapp.net.p12")
+
+
+def test_plain_brokers_get_no_security_keys(tmp_path):
+    props = properties(ApacheProvider().server_properties(spec(tmp_path), broker_config.load(tmp_path)))
+    assert not any(key.startswith(("ssl.", "sasl.", "listener.name.")) or key in ("authorizer.class.name", "super.users") for key in props)
+
+
+def test_secure_is_refused_for_kraft_releases_and_the_stand_ins():
+    with pytest.raises(ValueError, match="ZooKeeper releases"):
+        api._secure(ApacheProvider(), {"primary": "3.9.2", "secondary": "4.3.1"}, True, None)
+    with pytest.raises(ValueError, match="provider noida"):
+        api._secure(get_provider("noida"), {}, True, None)
+    assert api._secure(ApacheProvider(), {"primary": "2.4.1", "secondary": "3.2.0"}, False, {"security": {"dir": "x"}})  # kept
+    assert not api._secure(ApacheProvider(), {"primary": "2.4.1"}, False, None)

@@ -22,7 +22,9 @@ Batch = namedtuple("Batch", "offsets keys values headers timestamps")
 _TIMESTAMP_VALUE = itemgetter(1)  # confluent-kafka's Message.timestamp() is (type, value)
 
 CLIENTS = ("auto", "confluent-kafka", "kafka-python")
-_GROUP_ID = "kafkaops-mirror-validation"  # only needed by librdkafka; nothing is ever committed
+# Only needed by librdkafka; nothing is ever committed, but it looks the group's coordinator up, which a principal may do only
+# with Describe on the group (kafka_mirror_acls grants it: plugins/module_utils/_mm2/acls.py VALIDATION_GROUP).
+_GROUP_ID = "kafkaops-mirror-validation"
 _POLL_BATCH = 10000
 
 
@@ -257,7 +259,8 @@ class ConfluentReader(_Reader):
                 continue
             key = (message.topic(), message.partition())
             if error.code() != KafkaError._PARTITION_EOF:  # pylint: disable=protected-access
-                raise self._unavailable("reading %s[%d]" % key, error)
+                # An error of no partition is the consumer's own, such as the coordinator lookup of its group id.
+                raise self._unavailable("reading %s[%d]" % key if key[0] else "the consumer of group %s" % _GROUP_ID, error)
             ended.append(key)
         return ended
 

@@ -60,6 +60,15 @@ def test_pem_files_on_kafka_2_4_fail_asking_for_jks_stores():
     assert errors and "from Kafka 2.7 on (KIP-651) and this Kafka is 2.4.1" in errors[0] and "ssl_truststore_location" in errors[0]
 
 
+@pytest.mark.parametrize("version, refused", [((2, 7, 0), True), ((3, 2, 0), True), ((3, 3, 0), False), (NEW, False)])
+def test_an_unencrypted_pem_key_is_refused_before_kafka_3_3(version, refused):
+    """KAFKA-12703: MirrorMaker 3.2.0 stopped at start on a PEM key store without ssl.key.password (the lab's mTLS listener)."""
+    props, errors = java_client_properties({"security_protocol": "SSL", "ssl_cafile": "/ca.pem", "ssl_certfile": "/client.pem"}, version)
+    assert bool(errors) == refused
+    assert not errors or ("KAFKA-12703" in errors[0] and "ssl_password" in errors[0])
+    assert props.get("ssl.keystore.location") == "/client.pem"
+
+
 def test_a_separate_key_file_is_refused_with_the_fix():
     _props, errors = java_client_properties({"security_protocol": "SSL", "ssl_certfile": "/c.pem", "ssl_keyfile": "/k.pem"}, NEW)
     assert errors and "one PEM file" in errors[0]

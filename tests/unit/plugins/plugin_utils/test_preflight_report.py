@@ -146,3 +146,22 @@ def test_report_adds_the_stale_state_of_each_flow():
     assert report([_result("primary", [])], [], "mm", 5.0, [])["stale_state_read"] is False  # not looked at
     deferred = report([_result("primary", [])], [], "mm", 5.0, ["stale_offset_syncs"], read, [])
     assert deferred["errors"] == [] and deferred["warnings"][0].startswith("syncs beyond the end" + DEFERRED_NOTE)
+
+
+@pytest.mark.parametrize("flows, probe, acl_count", [
+    # The flow's patterns as ACLs: each cluster gets its side's, and the creation probe is a remote topic of the flow.
+    ([{"source": "primary", "target": "secondary", "topics": ["sx-.*"], "groups": ["sx-.*"]}], "primary.sx-kafkaops-preflight-probe", True),
+    ([{"source": "primary", "target": "secondary", "topics": ["orders"], "groups": ["app"]}], "primary.orders", True),
+    # MirrorMaker 2's default .* needs ACLs on every topic: no narrower check, and the probe keeps its own name.
+    ([{"source": "primary", "target": "secondary"}], "kafkaops-preflight-probe", False),
+    (None, "kafkaops-preflight-probe", False),
+])
+def test_cluster_checks_carry_the_flows_acls_and_probe_topic(flows, probe, acl_count):
+    checks = {c["alias"]: c for c in cluster_checks(CLUSTERS, "secondary", "primary", "source", "auto", 3, flows=flows)}
+    assert checks["secondary"]["probe_topic"] == probe
+    assert bool(checks["primary"]["required_acls"]) is acl_count and bool(checks["secondary"]["required_acls"]) is acl_count
+    for alias, check in checks.items():
+        assert all(set(acl) == {"resource_type", "pattern_type", "resource_name", "operation"} for acl in check["required_acls"]), alias
+    if acl_count:
+        source = {(a["resource_name"], a["operation"]) for a in checks["primary"]["required_acls"]}
+        assert ("mm2-offset-syncs.secondary.internal", "WRITE") in source and not any(name.startswith("primary.") for name, _op in source)

@@ -3,6 +3,7 @@
 """Connection options: validation, the kafka-python config they become, and the failure messages."""
 from __future__ import annotations
 
+import logging
 import socket
 
 import pytest
@@ -109,3 +110,43 @@ def test_admin_keeps_refusing_while_an_advertised_broker_is_unusable(monkeypatch
             connection.admin()
     monkeypatch.setattr(kafka_client, "probe_address", lambda host, port: None)
     assert connection.admin() is connection.admin()
+
+
+class _Refused(kafka_client.KafkaError):
+    pass
+
+
+@pytest.mark.parametrize("extra, logged, principal, refusal", [
+    ({"security_protocol": "SASL_PLAINTEXT", "sasl_mechanism": "SCRAM-SHA-512", "sasl_plain_username": "mirrormaker", "sasl_plain_password": "s3cret"},
+     "Bootstrap connection to bootstrap-0 failed: [Error 58] SaslAuthenticationFailedError: Authentication failed during authentication due to "
+     "invalid credentials with SASL mechanism SCRAM-SHA-512 (backoff 0.20 secs)",
+     "SASL user 'mirrormaker' (SCRAM-SHA-512)", "SaslAuthenticationFailedError"),
+    ({"security_protocol": "SSL", "ssl_certfile": "/etc/tls/mm.pem"},
+     "Connection lost: KafkaConnectionError: [SSL: SSLV3_ALERT_CERTIFICATE_UNKNOWN] sslv3 alert certificate unknown (_ssl.c:2546)",
+     "the client certificate /etc/tls/mm.pem", "certificate unknown"),
+    ({"security_protocol": "SSL"},
+     "Connection failed: KafkaConnectionError: Handshake failed: [SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: self-signed "
+     "certificate in certificate chain (_ssl.c:992)",
+     "no client identity", "CERTIFICATE_VERIFY_FAILED"),
+])
+def test_a_refused_login_names_the_principal_and_the_refusal_not_the_secret(extra, logged, principal, refusal):
+    def factory(**_config):
+        logging.getLogger("kafka.net.manager").warning(logged)
+        raise _Refused("Unable to bootstrap from 127.30.9.9:9092")
+
+    connection = KafkaConnection(params(**extra))
+    with pytest.raises(KafkaConnectionError) as raised:
+        connection._build(factory, connection.config)
+    message = str(raised.value)
+    assert principal in message and refusal in message and "127.30.9.9:9092" in message
+    assert "s3cret" not in message
+    assert not logging.getLogger("kafka.net").handlers  # the capture ends with the build
+
+
+def test_a_timeout_without_a_refusal_keeps_the_reachability_message():
+    def factory(**_config):
+        raise _Refused("Unable to bootstrap from 127.30.9.9:9092")
+
+    connection = KafkaConnection(params())
+    with pytest.raises(KafkaConnectionError, match="Could not fetch cluster metadata"):
+        connection._build(factory, connection.config)

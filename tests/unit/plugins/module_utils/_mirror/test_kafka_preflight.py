@@ -18,7 +18,7 @@ def facts(version="3.6", brokers=3, problems=(), configs=None, can_create=None, 
                       usable=not (i < len(problems) and problems[i])) for i in range(brokers)],
         broker_count=brokers, kafka_version=version, version_source="ApiVersions", api_versions={}, mm2_features=kp.mm2_features(parsed),
         broker_configs=configs or {}, broker_configs_error=None, can_create_topics=can_create, create_topics_error=create_error,
-        denied=list(denied), skipped=list(skipped), anomalies=[],
+        denied=list(denied), skipped=list(skipped), anomalies=[], principal="SASL user 'mm' (SCRAM-SHA-512)",
     )
 
 
@@ -127,3 +127,69 @@ def test_summary_row_counts():
     findings = kp.evaluate(f, {"replication_factors": {"rf": 3}})
     row = kp.summary_row(f, findings)
     assert row["advertised_ok"] == "1/2" and row["errors"] == 2 and row["can_create_topics"] == "yes" and row["auto_create_topics"] == "false"
+
+
+class AclAdmin:
+    """What _check_acls asks a cluster: one Metadata answer (topics with their authorized operations, the cluster's), a
+    described topic's error, and CreateTopics with validate_only."""
+
+    def __init__(self, topics, cluster_operations=(), hidden=(), creatable=()):
+        self.metadata = {"authorized_operations": list(cluster_operations),
+                         "topics": [{"name": name, "error_code": 0, "authorized_operations": list(ops)} for name, ops in topics.items()]}
+        self.hidden, self.creatable, self.created = set(hidden), set(creatable), []
+        self._manager = self
+
+    def run(self, _function, _topics):
+        return self.metadata
+
+    def _get_cluster_metadata(self, _topics):  # named by _check_acls; run() answers it
+        return self.metadata
+
+    def describe_topics(self, names):
+        return [{"name": name, "error_code": 29 if name in self.hidden else 3} for name in names]
+
+    def create_topics(self, topics, validate_only, raise_errors):
+        assert validate_only and not raise_errors
+        (name, _spec), = topics.items()
+        self.created.append(name)
+        return {"topics": [{"name": name, "error_code": 0 if any(name.startswith(p) for p in self.creatable) else 29}]}
+
+
+def acl(resource_type, pattern_type, name, *operations):
+    return [dict(resource_type=resource_type, pattern_type=pattern_type, resource_name=name, operation=op) for op in operations]
+
+
+@pytest.mark.parametrize("admin, required, denied, unverified", [
+    # Existing topics under a prefix: every operation checked on each; READ missing on one.
+    (AclAdmin({"sx-a": ["DESCRIBE", "READ"], "sx-b": ["DESCRIBE"]}), acl("topic", "prefixed", "sx-", "DESCRIBE", "READ"),
+     [("READ", "topic sx-b")], []),
+    # No remote topic yet: creation probed under the prefix, refused; the other operations wait for the topic.
+    (AclAdmin({"sx-a": ["READ"]}), acl("topic", "prefixed", "primary.sx-", "CREATE", "WRITE"),
+     [("CREATE", "topic primary.sx-kafkaops-preflight-probe")], ["topic prefixed primary.sx- WRITE (no such topic yet)"]),
+    (AclAdmin({"sx-a": ["READ"]}, creatable=["primary."]), acl("topic", "prefixed", "primary.sx-", "CREATE", "WRITE"), [],
+     ["topic prefixed primary.sx- WRITE (no such topic yet)"]),
+    # A literal topic the principal may not even describe.
+    (AclAdmin({"sx-a": ["READ"]}, hidden=["heartbeats"]), acl("topic", "literal", "heartbeats", "DESCRIBE", "WRITE"),
+     [("DESCRIBE", "topic heartbeats")], []),
+    # The cluster's operations are told only to a principal that may describe the cluster.
+    (AclAdmin({"sx-a": ["READ"]}), acl("cluster", "literal", "kafka-cluster", "IDEMPOTENT_WRITE"), [],
+     ["cluster literal kafka-cluster IDEMPOTENT_WRITE (only a principal that may Describe the cluster is told)"]),
+    (AclAdmin({"sx-a": ["READ"]}, cluster_operations=["DESCRIBE"]), acl("cluster", "literal", "kafka-cluster", "IDEMPOTENT_WRITE"),
+     [("IDEMPOTENT_WRITE", "the cluster")], []),
+    (AclAdmin({}), acl("group", "literal", "primary-mm2", "READ"), [], ["group literal primary-mm2"]),
+])
+def test_required_acls_are_checked_as_the_principal(admin, required, denied, unverified):
+    found = dict(denied=[], principal="SASL user 'mm' (SCRAM-SHA-512)")
+    kp._check_acls(admin, found, required)  # pylint: disable=protected-access
+    assert [(d["operation"], d["resource"]) for d in found["denied"]] == denied
+    assert found["acls_unverified"] == unverified
+    for denial in found["denied"]:
+        assert denial["acl"].startswith(f"ALLOW {denial['operation']} on ")
+
+
+def test_a_missing_acl_finding_names_cluster_principal_resource_and_operation():
+    denial = dict(operation="READ", resource="topic sx-orders", error="not authorized", acl="ALLOW READ on topic prefixed sx-")
+    found = kp.evaluate(facts(denied=[denial]), {})
+    message = next(f for f in found if f["check"] == "acl")
+    assert "cluster secondary: SASL user 'mm' (SCRAM-SHA-512) may not READ on topic sx-orders" in message["message"]
+    assert "ALLOW READ on topic prefixed sx-" in message["fix"] and "kafka_mirror_acls" in message["fix"]
