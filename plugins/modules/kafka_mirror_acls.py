@@ -22,6 +22,7 @@ author: kafkaops.mirror developers (@kafkaops)
 extends_documentation_fragment:
   - kafkaops.mirror.attributes
   - kafkaops.mirror.kafka_connection
+  - kafkaops.mirror.replication_policy
 attributes:
   check_mode:
     support: full
@@ -68,15 +69,6 @@ options:
     type: list
     elements: str
     required: true
-  replication_policy:
-    description: MirrorMaker 2 replication policy of the flow; decides the remote topic names.
-    type: str
-    choices: [default, identity]
-    default: default
-  replication_policy_separator:
-    description: MirrorMaker's C(replication.policy.separator).
-    type: str
-    default: .
   offset_syncs_topic_location:
     description: Cluster holding the offset-syncs topic (MirrorMaker 2 C(offset-syncs.topic.location), Kafka 3.0+).
     type: str

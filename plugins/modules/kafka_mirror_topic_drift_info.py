@@ -31,6 +31,7 @@ extends_documentation_fragment:
   - kafkaops.mirror.attributes
   - kafkaops.mirror.attributes.info_module
   - kafkaops.mirror.kafka_connection
+  - kafkaops.mirror.replication_policy
   - kafkaops.mirror.kafka_connection.source_cluster
 options:
   source:
@@ -45,15 +46,6 @@ options:
   target_alias:
     description: Alias of the target cluster; topics that came from it (cycles) are not replicated back and not compared.
     type: str
-  replication_policy:
-    description: MirrorMaker 2 replication policy of the flow; decides the remote topic names.
-    type: str
-    choices: [default, identity]
-    default: default
-  replication_policy_separator:
-    description: MirrorMaker's C(replication.policy.separator).
-    type: str
-    default: .
   mirrormaker_version:
     description:
       - Kafka release MirrorMaker 2 runs (V(2.4.1), V(3.9)); picks which topics are internal in that release (before 3.1 only
