@@ -194,11 +194,8 @@ class RealLab:
             time.sleep(3)
         raise AssertionError(f"{alias} not in sync with its preferred leaders after {timeout} s: {seen}")
 
-    def play(self, playbook: Path, check: bool = False, tags: str | None = None, skip_tags: str | None = "node_python", **extra):
-        """`playbook` on the lab with its plan and `extra` as extra vars. node_python is skipped by default (the playbooks'
-        documented --skip-tags node_python, which leaves the inventory's interpreter): every lab node's Python is the lab
-        machine's 3.11, its own tests are tests/integration/mirror_host/test_node_python.py, and its probes on every node
-        cost each of the suite's dozens of plays here CPU the 2-core CI machine has not to spare."""
+    def play(self, playbook: Path, check: bool = False, tags: str | None = None, skip_tags: str | None = None, **extra):
+        """`playbook` on the lab with its plan and `extra` as extra vars (node_python skipped: run_playbook says why)."""
         return run_playbook(playbook, inventory=self.inventory, extra_vars={**self.plan, **extra}, check=check, tags=tags,
                             skip_tags=skip_tags, diff=True, timeout=1200)
 

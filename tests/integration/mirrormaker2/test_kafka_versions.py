@@ -109,10 +109,11 @@ def runbook_inventory(state) -> Path:
 
 
 def mirror(state, reports):
-    # The whole runbook, IP advertising on the source and auto-create on the target included (both off by default).
+    # The whole of mirror.yml with its defaults. The runbook's IP advertising and auto-create (off by default; each restarts
+    # the stand-in brokers) run on real Kafka in tests/integration/real_kafka/test_real_kafka.py and in day_two: here they
+    # would cost two broker restarts and prove nothing about the 2.4.1 release this file is about.
     return run_playbook(MIRROR, inventory=runbook_inventory(state), timeout=1500,
-                        extra_vars=dict(PLAN, mirror_validation_report_dir=str(reports), mirror_source_ip_advertising=True,
-                                        mirror_target_auto_create_topics=True))
+                        extra_vars=dict(PLAN, mirror_validation_report_dir=str(reports)))
 
 
 def redeploy(hdinsight5, check=False, diff=False, **overrides):
@@ -138,13 +139,7 @@ def hdinsight5(tmp_path_factory, sandbox_net):
         groups = {GROUP: {0: 100, 1: 100}, EXCLUDED_GROUP: {0: 50, 1: 50}}
         for group, offsets in groups.items():
             commit(primary, group, MIRRORED, offsets)
-        play = mirror(state, Path(directory) / "reports")
-        # Quirk (noida-db 0.2.3): a restarted broker (ambari_kafka restarts the source's during the run) reloads committed
-        # groups without their protocol type, so they list as simple groups, which 2.4.1 never checkpoints; real Kafka
-        # keeps it in __consumer_offsets. The application commits again after the restart, as a running one would.
-        for group, offsets in groups.items():
-            commit(primary, group, MIRRORED, offsets)
-        yield state, play
+        yield state, mirror(state, Path(directory) / "reports")
     finally:
         api.down(directory)
 
