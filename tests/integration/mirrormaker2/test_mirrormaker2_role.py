@@ -316,18 +316,6 @@ def test_secrets_never_printed_and_files_0600(mirror):
     assert stat.S_IMODE(mirror.properties.stat().st_mode) == 0o600
 
 
-def test_legacy_mirrormaker1_plan_in_check_mode(mirror):
-    before, pid = mirror.properties.read_text(), mirror.pid()
-    result = mirror.deploy(check=True, diff=True, mirrormaker2_engine="mm1", mirrormaker2_kafka_version="2.3.1", mirrormaker2_mm1_num_streams=2)
-    assert not result.failed, result.stdout[-4000:]
-    assert "kafka-mirror-maker.sh --consumer.config" in result.stdout
-    # The flow's topics_exclude inside the include list (MirrorMaker 1 has no exclude list), internal topics left out too.
-    assert r"--whitelist '(?!(?:__.*|[.].*|.*[-.]internal|mm2t-.*\.tmp)(?!.))(?:(?:mm2t-.*))' --num.streams 2" in result.stdout
-    assert "group.id=mirrormaker1" in result.stdout and "acks=all" in result.stdout
-    assert not (mirror.config_dir / "mm1-consumer.properties").exists()
-    assert mirror.properties.read_text() == before and mirror.pid() == pid
-
-
 def test_systemd_unit_passes_systemd_analyze(tmp_path):
     if not Path("/usr/bin/systemd-analyze").exists():
         pytest.skip("systemd-analyze is not installed")
