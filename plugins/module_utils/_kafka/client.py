@@ -17,6 +17,7 @@ import importlib.util
 import logging
 import re
 import socket
+import threading
 import traceback
 from contextlib import contextmanager
 
@@ -109,13 +110,15 @@ _REFUSALS = re.compile(r"(SaslAuthenticationFailedError[^(]*|Authentication fail
 
 
 class _RefusalLog(logging.Handler):
-    """Keeps the last refusal kafka-python's network loggers report while a client bootstraps."""
+    """Keeps the last refusal kafka-python's network loggers report while a client bootstraps; `settled` is set at the first
+    one (and by _build_or_refusal when the build ends)."""
 
     LOGGER = "kafka.net"
 
     def __init__(self):
         super().__init__(logging.DEBUG)
         self.refusal = None
+        self.settled = threading.Event()
         self._logger = logging.getLogger(self.LOGGER)
         self._level = self._logger.level
 
@@ -123,6 +126,7 @@ class _RefusalLog(logging.Handler):
         found = _REFUSALS.search(record.getMessage())
         if found:
             self.refusal = found.group(0).strip().rstrip(":;,")
+            self.settled.set()
 
     def __enter__(self):
         self._logger.addHandler(self)
@@ -133,6 +137,43 @@ class _RefusalLog(logging.Handler):
     def __exit__(self, *exc_info):
         self._logger.removeHandler(self)
         self._logger.setLevel(self._level)
+
+
+class _Refused(KafkaError):
+    """A broker refused the login or the TLS handshake while the client was still bootstrapping."""
+
+
+def _build_or_refusal(factory, config, refusals):
+    """factory(**config), or _Refused at the first refusal a broker logs while it builds. kafka-python 3 retries a refused
+    login or TLS handshake until its bootstrap timeout (30 s by default) before it raises; Kafka's own clients give up at the
+    first one (an AuthenticationException is not retried), and so does this. The build goes on in a daemon thread, as
+    kafka-python's own IO thread is one, and a client it still makes after the refusal is closed there."""
+    outcome, lock = {}, threading.Lock()
+
+    def build():
+        try:
+            client = factory(**config)
+        except Exception as exc:  # pylint: disable=broad-exception-caught
+            # Handed to the caller's thread below, which raises it as it is.
+            with lock:
+                outcome["error"] = exc
+        else:
+            with lock:
+                abandoned = outcome.setdefault("client", client) is not client
+            if abandoned:
+                client.close()
+        finally:
+            refusals.settled.set()
+
+    threading.Thread(target=build, name="kafkaops-bootstrap", daemon=True).start()
+    refusals.settled.wait()
+    with lock:
+        if not outcome:
+            outcome["client"] = None  # abandoned: a client the build still makes is closed there
+            raise _Refused(refusals.refusal)
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["client"]
 
 
 def principal_of(params):
@@ -312,7 +353,7 @@ class KafkaConnection:
                 raise KafkaConnectionError(f"Kerberos login for {self.where} failed: {exc}.") from exc
         with _RefusalLog() as refusals:
             try:
-                return factory(**config)
+                return _build_or_refusal(factory, config, refusals)
             except KafkaError as exc:
                 if refusals.refusal:
                     raise KafkaConnectionError(

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import logging
 import socket
+import threading
+import time
 
 import pytest
 
@@ -141,6 +143,37 @@ def test_a_refused_login_names_the_principal_and_the_refusal_not_the_secret(extr
     assert principal in message and refusal in message and "127.30.9.9:9092" in message
     assert "s3cret" not in message
     assert not logging.getLogger("kafka.net").handlers  # the capture ends with the build
+
+
+def test_a_refused_login_fails_at_the_first_refusal_not_at_the_bootstrap_timeout():
+    """kafka-python goes on retrying a refused login until its bootstrap timeout; the module stops at the first refusal, and a
+    client the abandoned build still makes is closed."""
+    release, closed = threading.Event(), threading.Event()
+
+    class Client:
+        def close(self):
+            closed.set()
+
+    def factory(**_config):
+        logging.getLogger("kafka.net.manager").warning(
+            "Bootstrap connection to bootstrap-0 failed: [Error 58] SaslAuthenticationFailedError: Authentication failed (backoff 0.20 secs)")
+        release.wait(30)  # kafka-python's retries until bootstrap_timeout_ms
+        return Client()
+
+    connection = KafkaConnection(params(security_protocol="SASL_PLAINTEXT", sasl_mechanism="SCRAM-SHA-512",
+                                        sasl_plain_username="mirrormaker", sasl_plain_password="s3cret"))
+    started = time.monotonic()
+    with pytest.raises(KafkaConnectionError, match="refused SASL user 'mirrormaker' .*SaslAuthenticationFailedError"):
+        connection._build(factory, connection.config)
+    assert time.monotonic() - started < 5
+    release.set()
+    assert closed.wait(5), "the client built after the refusal was left open"
+
+
+def test_a_client_built_before_any_refusal_is_returned():
+    client = object()
+    connection = KafkaConnection(params())
+    assert connection._build(lambda **_config: client, connection.config) is client
 
 
 def test_a_timeout_without_a_refusal_keeps_the_reachability_message():
