@@ -12,7 +12,8 @@ from __future__ import annotations
 from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.client import KafkaConnection, KafkaConnectionError
 from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.connection_options import kafka_connection_argument_spec
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.acls import SOURCE, TARGET, for_cluster, mirrormaker_acls
-from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import DEFAULT_SEPARATOR, OFFSET_SYNCS_LOCATIONS, POLICIES
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.flow_options import replication_policy_argument_spec
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import OFFSET_SYNCS_LOCATIONS
 
 try:
     from kafka.admin import (ACL, ACLFilter, ACLOperation, ACLPermissionType, ACLResourcePatternType, ResourcePattern,
@@ -35,10 +36,9 @@ def kafka_mirror_acls_argument_spec():
         target_alias=dict(type="str", required=True),
         topics=dict(type="list", elements="str", required=True),
         groups=dict(type="list", elements="str", required=True),
-        replication_policy=dict(type="str", default="default", choices=list(POLICIES)),
-        replication_policy_separator=dict(type="str", default=DEFAULT_SEPARATOR),
         offset_syncs_topic_location=dict(type="str", default="source", choices=list(OFFSET_SYNCS_LOCATIONS)),
         state=dict(type="str", default="present", choices=["present", "absent"]),
+        **replication_policy_argument_spec(),
     )
     return dict(argument_spec=spec, supports_check_mode=True)
 

@@ -11,7 +11,7 @@ and select what the flow replicates with MirrorMaker's own filters. Each module 
 from __future__ import annotations
 
 from ansible_collections.kafkaops.mirror.plugins.module_utils._kafka.connection_options import kafka_connection_argument_spec
-from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import DEFAULT_SEPARATOR, POLICIES
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.flow_options import replication_policy_argument_spec
 
 
 def flow_argument_spec(require_source, require_target, filters):
@@ -24,9 +24,8 @@ def flow_argument_spec(require_source, require_target, filters):
         source=dict(type="dict", required=require_source, options=kafka_connection_argument_spec()),
         source_alias=dict(type="str", required=True),
         target_alias=dict(type="str", required=require_target),
-        replication_policy=dict(type="str", default="default", choices=list(POLICIES)),
-        replication_policy_separator=dict(type="str", default=DEFAULT_SEPARATOR),
         mirrormaker_version=dict(type="str"),
+        **replication_policy_argument_spec(),
     )
     for selected in filters:
         spec[selected] = dict(type="list", elements="str", default=[".*"])

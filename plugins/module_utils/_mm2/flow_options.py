@@ -12,10 +12,19 @@ from __future__ import annotations
 
 from collections import namedtuple
 
-from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import DEFAULT_SEPARATOR, FlowNames
+from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.naming import DEFAULT_SEPARATOR, POLICIES, FlowNames
 from ansible_collections.kafkaops.mirror.plugins.module_utils._mm2.versions import KafkaVersion
 
 Flow = namedtuple("Flow", "names version problems")
+
+
+def replication_policy_argument_spec():
+    """The module options that choose a flow's replication policy and its separator (doc fragment
+    kafkaops.mirror.replication_policy), for every module that names a flow's topics."""
+    return dict(
+        replication_policy=dict(type="str", default="default", choices=list(POLICIES)),
+        replication_policy_separator=dict(type="str", default=DEFAULT_SEPARATOR),
+    )
 
 
 def _blank(value):
