@@ -19,7 +19,7 @@ import time
 import xmlrpc.client
 from pathlib import Path
 
-from sandbox import ambari_seed, broker, kafka_dist, lab_security, nodes, probes, processes, wheelhouse
+from sandbox import ambari_seed, broker, kafka_dist, lab_kerberos, lab_security, nodes, probes, processes, wheelhouse
 from sandbox.inventory import TARGET_ALIAS, control_path_dir, write_inventory
 from sandbox.kafka_home import DEFAULT_KAFKA_VERSION, KAFKA_HOME_ON_NODE, write_kafka_home, write_node_kafka_home
 from sandbox.providers import CONTROLLER_PORT, ApacheProvider, BrokerSpec, get_provider
@@ -338,6 +338,13 @@ def up(sandbox_dir=DEFAULT_DIR, provider: str = "noida", net: int = 0, names: di
     supervisor = _supervisor(sandbox_dir)
     security = lab_security.ensure_material(sandbox_dir, [(node.name, node.ip) for cluster in clusters for node in cluster.broker_nodes(brokers)]) \
         if secure else {}
+    if security:
+        broker_nodes = [node for cluster in clusters for node in cluster.broker_nodes(brokers)]
+        try:
+            security["kerberos"] = lab_kerberos.ensure_realm(Path(security["dir"]), lab_kerberos.kdc_host(net, subnet), [n.name for n in broker_nodes],
+                                                             [node.name.split(".", 1)[1] for cluster in clusters for node in cluster.nodes])
+        except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
+            raise SandboxError(f"sandbox in {sandbox_dir}: the lab's Kerberos realm: {exc}") from exc
     layout = {"node_mode": mode, "isolate": nodes.can_isolate(), "provider": chosen, "kafka_version": kafka_version, "releases": releases,
               "mirrormaker_node": mirrormaker, "mirrormaker_java8": java8, "brokers": brokers, "security": security}
     # A host keeps its credentials across a reboot: `up` again in the same directory keeps the Ambari password.
@@ -359,6 +366,14 @@ def up(sandbox_dir=DEFAULT_DIR, provider: str = "noida", net: int = 0, names: di
         # auto.create.topics.enable, which they ignore too: docs/development.md.)
         for cluster in clusters:
             ambari_seed.brokers_start_with_ambari_config(sandbox_dir / "clusters" / cluster.alias)
+    if security:
+        kerberos = security["kerberos"]
+        programs.append(Program("kerberos-kdc", lab_kerberos.kdc_program_command(kerberos), environment=lab_kerberos.environment(kerberos)))
+        for node in _host_entries(state):  # the realm's krb5.conf as each host node's /etc/krb5.conf (its overlay)
+            conf = Path(node["upper"]) / kerberos["krb5_conf_on_node"].lstrip("/")
+            conf.parent.mkdir(parents=True, exist_ok=True)
+            conf.write_text(Path(kerberos["krb5_conf"]).read_text())
+            conf.chmod(0o644)
     state["mirrormaker_node"] = mirrormaker
     mirrormaker = next(n for n in state["clusters"][TARGET_ALIAS]["nodes"] if n["name"] == state["mirrormaker_node"])
     if java8 and mode == "ssh":
