@@ -330,6 +330,7 @@ def up(sandbox_dir=DEFAULT_DIR, provider: str = "noida", net: int = 0, names: di
         if mode == "ssh":
             nodes.check_host_commands()
             packages = wheelhouse.ensure(REPO)
+            kerberos_packages = wheelhouse.ensure_kerberos(REPO) if secure else None
     except (RuntimeError, ValueError) as exc:
         raise SandboxError(str(exc)) from exc
     _check_ports_free(clusters, chosen, mode, brokers)
@@ -383,6 +384,8 @@ def up(sandbox_dir=DEFAULT_DIR, provider: str = "noida", net: int = 0, names: di
         state["kafka_version"] = kafka_version
         state["other_kafka_homes"] = _other_kafka_homes(layout)
         state["wheelhouse"] = str(packages)
+        if kerberos_packages:
+            state["wheelhouse_kerberos"] = str(kerberos_packages)
     else:
         state["kafka_home"] = str(write_kafka_home(sandbox_dir, chosen, REPO, mirrormaker, kafka_version))
         (sandbox_dir / "mirrormaker2").mkdir(exist_ok=True)
