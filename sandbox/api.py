@@ -68,8 +68,9 @@ def _supervisord_running(state: dict) -> bool:
     return processes.alive(pid) and processes.belongs_to(pid, Path(state["dir"]))
 
 
-def _check_ports_free(clusters: list, provider, node_mode: str, brokers: int) -> None:
-    wanted = []
+def _check_ports_free(clusters: list, provider, node_mode: str, brokers: int, others: tuple = ()) -> None:
+    """Every address the lab will listen on is free; `others`: (host, port, what) besides the clusters' (the Kerberos KDC)."""
+    wanted = list(others)
     for cluster in clusters:
         for node in cluster.broker_nodes(brokers):
             wanted += [(node.ip, port, f"{cluster.alias} broker on {node.short}") for port in (BROKER_PORT, *provider.extra_ports)]
@@ -333,7 +334,7 @@ def up(sandbox_dir=DEFAULT_DIR, provider: str = "noida", net: int = 0, names: di
             kerberos_packages = wheelhouse.ensure_kerberos(REPO) if secure else None
     except (RuntimeError, ValueError) as exc:
         raise SandboxError(str(exc)) from exc
-    _check_ports_free(clusters, chosen, mode, brokers)
+    _check_ports_free(clusters, chosen, mode, brokers, ((lab_kerberos.kdc_host(net, subnet), lab_kerberos.KDC_PORT, "Kerberos KDC"),) if secure else ())
 
     sandbox_dir.mkdir(parents=True, exist_ok=True)
     supervisor = _supervisor(sandbox_dir)
@@ -370,11 +371,8 @@ def up(sandbox_dir=DEFAULT_DIR, provider: str = "noida", net: int = 0, names: di
     if security:
         kerberos = security["kerberos"]
         programs.append(Program("kerberos-kdc", lab_kerberos.kdc_program_command(kerberos), environment=lab_kerberos.environment(kerberos)))
-        for node in _host_entries(state):  # the realm's krb5.conf as each host node's /etc/krb5.conf (its overlay)
-            conf = Path(node["upper"]) / kerberos["krb5_conf_on_node"].lstrip("/")
-            conf.parent.mkdir(parents=True, exist_ok=True)
-            conf.write_text(Path(kerberos["krb5_conf"]).read_text())
-            conf.chmod(0o644)
+        for node in _host_entries(state):
+            lab_kerberos.write_node_conf(kerberos, Path(node["upper"]))
     state["mirrormaker_node"] = mirrormaker
     mirrormaker = next(n for n in state["clusters"][TARGET_ALIAS]["nodes"] if n["name"] == state["mirrormaker_node"])
     if java8 and mode == "ssh":

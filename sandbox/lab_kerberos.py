@@ -155,6 +155,17 @@ def ensure_realm(security_dir: Path, kdc_address: str, brokers: list, domains: l
     }
 
 
+def write_node_conf(realm: dict, upper: Path) -> Path:
+    """The realm's krb5.conf as a host node's /etc/krb5.conf: a file of the node's overlay (`upper`), readable by every account
+    (kinit as the login user, MirrorMaker's Java as kafka), as /etc/krb5.conf is on an ESP node. A node's own is replaced: the
+    realm's is what the lab's clients must use."""
+    conf = upper / realm["krb5_conf_on_node"].lstrip("/")
+    conf.parent.mkdir(parents=True, exist_ok=True)
+    conf.write_text(Path(realm["krb5_conf"]).read_text())
+    conf.chmod(0o644)
+    return conf
+
+
 def kdc_program_command(realm: dict) -> list:
     """krb5kdc in the foreground (supervisord keeps it), with the realm's environment (environment(realm))."""
     return [_command("krb5kdc"), "-n", "-r", REALM]

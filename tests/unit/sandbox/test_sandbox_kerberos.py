@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import json
 import shutil
+import socket
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from sandbox import broker_config, lab_kerberos, lab_security
+from sandbox import api, broker_config, lab_kerberos, lab_security
 from sandbox.providers import ApacheProvider, BrokerSpec
+from sandbox.topology import build_topology
 
 FQDN = "wn1-primar.x.internal.cloudapp.net"
 MIT_TOOLS = all(shutil.which(name) or Path("/usr/sbin", name).is_file() for name in ("kdb5_util", "kadmin.local", "klist"))
@@ -99,3 +101,22 @@ def test_the_realm_is_made_once_with_private_keytabs_and_a_stale_one(tmp_path):
     before = (directory / "principal").stat().st_mtime_ns
     assert lab_kerberos.ensure_realm(tmp_path, "127.9.1.30", [FQDN], ["x.internal.cloudapp.net"]) == realm  # kept with the directory
     assert (directory / "principal").stat().st_mtime_ns == before
+
+
+def test_each_host_node_gets_the_realms_krb5_conf_in_its_overlay(tmp_path):
+    (tmp_path / "krb5.conf").write_text("[libdefaults]\n default_realm = KAFKAOPS.LAB\n")
+    realm = {"krb5_conf": str(tmp_path / "krb5.conf"), "krb5_conf_on_node": lab_kerberos.KRB5_CONF_ON_NODE}
+    written = lab_kerberos.write_node_conf(realm, tmp_path / "node" / "upper")
+    assert written == tmp_path / "node" / "upper" / "etc" / "krb5.conf"
+    assert written.read_text() == (tmp_path / "krb5.conf").read_text() and written.stat().st_mode & 0o777 == 0o644
+
+
+def test_up_refuses_a_kdc_address_in_use():
+    clusters = build_topology(9, subnet=7)
+    with socket.socket() as taken:
+        taken.bind((lab_kerberos.kdc_host(9, 7), lab_kerberos.KDC_PORT))
+        taken.listen()
+        kdc = ((lab_kerberos.kdc_host(9, 7), lab_kerberos.KDC_PORT, "Kerberos KDC"),)
+        with pytest.raises(api.SandboxError, match=r"127\.9\.7\.30:10088 \(the Kerberos KDC\) is already in use"):
+            api._check_ports_free(clusters, ApacheProvider(), "local", 1, kdc)
+        api._check_ports_free(clusters, ApacheProvider(), "local", 1)  # a lab without the realm does not need it
