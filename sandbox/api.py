@@ -19,7 +19,7 @@ import time
 import xmlrpc.client
 from pathlib import Path
 
-from sandbox import ambari_seed, broker, kafka_dist, lab_security, nodes, probes, processes, wheelhouse
+from sandbox import ambari_seed, broker, kafka_dist, lab_kerberos, lab_security, nodes, probes, processes, wheelhouse
 from sandbox.inventory import TARGET_ALIAS, control_path_dir, write_inventory
 from sandbox.kafka_home import DEFAULT_KAFKA_VERSION, KAFKA_HOME_ON_NODE, write_kafka_home, write_node_kafka_home
 from sandbox.providers import CONTROLLER_PORT, ApacheProvider, BrokerSpec, get_provider
@@ -68,8 +68,9 @@ def _supervisord_running(state: dict) -> bool:
     return processes.alive(pid) and processes.belongs_to(pid, Path(state["dir"]))
 
 
-def _check_ports_free(clusters: list, provider, node_mode: str, brokers: int) -> None:
-    wanted = []
+def _check_ports_free(clusters: list, provider, node_mode: str, brokers: int, others: tuple = ()) -> None:
+    """Every address the lab will listen on is free; `others`: (host, port, what) besides the clusters' (the Kerberos KDC)."""
+    wanted = list(others)
     for cluster in clusters:
         for node in cluster.broker_nodes(brokers):
             wanted += [(node.ip, port, f"{cluster.alias} broker on {node.short}") for port in (BROKER_PORT, *provider.extra_ports)]
@@ -330,14 +331,22 @@ def up(sandbox_dir=DEFAULT_DIR, provider: str = "noida", net: int = 0, names: di
         if mode == "ssh":
             nodes.check_host_commands()
             packages = wheelhouse.ensure(REPO)
+            kerberos_packages = wheelhouse.ensure_kerberos(REPO) if secure else None
     except (RuntimeError, ValueError) as exc:
         raise SandboxError(str(exc)) from exc
-    _check_ports_free(clusters, chosen, mode, brokers)
+    _check_ports_free(clusters, chosen, mode, brokers, ((lab_kerberos.kdc_host(net, subnet), lab_kerberos.KDC_PORT, "Kerberos KDC"),) if secure else ())
 
     sandbox_dir.mkdir(parents=True, exist_ok=True)
     supervisor = _supervisor(sandbox_dir)
     security = lab_security.ensure_material(sandbox_dir, [(node.name, node.ip) for cluster in clusters for node in cluster.broker_nodes(brokers)]) \
         if secure else {}
+    if security:
+        broker_nodes = [node for cluster in clusters for node in cluster.broker_nodes(brokers)]
+        try:
+            security["kerberos"] = lab_kerberos.ensure_realm(Path(security["dir"]), lab_kerberos.kdc_host(net, subnet), [n.name for n in broker_nodes],
+                                                             [node.name.split(".", 1)[1] for cluster in clusters for node in cluster.nodes])
+        except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
+            raise SandboxError(f"sandbox in {sandbox_dir}: the lab's Kerberos realm: {exc}") from exc
     layout = {"node_mode": mode, "isolate": nodes.can_isolate(), "provider": chosen, "kafka_version": kafka_version, "releases": releases,
               "mirrormaker_node": mirrormaker, "mirrormaker_java8": java8, "brokers": brokers, "security": security}
     # A host keeps its credentials across a reboot: `up` again in the same directory keeps the Ambari password.
@@ -359,6 +368,11 @@ def up(sandbox_dir=DEFAULT_DIR, provider: str = "noida", net: int = 0, names: di
         # auto.create.topics.enable, which they ignore too: docs/development.md.)
         for cluster in clusters:
             ambari_seed.brokers_start_with_ambari_config(sandbox_dir / "clusters" / cluster.alias)
+    if security:
+        kerberos = security["kerberos"]
+        programs.append(Program("kerberos-kdc", lab_kerberos.kdc_program_command(kerberos), environment=lab_kerberos.environment(kerberos)))
+        for node in _host_entries(state):
+            lab_kerberos.write_node_conf(kerberos, Path(node["upper"]))
     state["mirrormaker_node"] = mirrormaker
     mirrormaker = next(n for n in state["clusters"][TARGET_ALIAS]["nodes"] if n["name"] == state["mirrormaker_node"])
     if java8 and mode == "ssh":
@@ -368,6 +382,8 @@ def up(sandbox_dir=DEFAULT_DIR, provider: str = "noida", net: int = 0, names: di
         state["kafka_version"] = kafka_version
         state["other_kafka_homes"] = _other_kafka_homes(layout)
         state["wheelhouse"] = str(packages)
+        if kerberos_packages:
+            state["wheelhouse_kerberos"] = str(kerberos_packages)
     else:
         state["kafka_home"] = str(write_kafka_home(sandbox_dir, chosen, REPO, mirrormaker, kafka_version))
         (sandbox_dir / "mirrormaker2").mkdir(exist_ok=True)

@@ -62,7 +62,9 @@ def _mirrormaker_vars(state: dict, mirrormaker: dict, supervisorctl: list) -> di
             # This venv's supervisorctl for the node's supervisord (its socket is root's only: every call needs become).
             "mirrormaker2_supervisorctl": shlex.join([*supervisorctl[:-2], "-c", SUPERVISOR_CONFIG]),
             "mirrormaker2_supervisor_conf_dir": SUPERVISOR_CONF_D,
-            "mirror_host_pip_environment": pip_environment(Path(state["wheelhouse"])),
+            "mirror_host_pip_environment": pip_environment(*(Path(state[key]) for key in ("wheelhouse", "wheelhouse_kerberos") if key in state)),
+            # up(secure=True): the realm's clients on this node (sandbox/lab_kerberos.py), as an ESP head node's.
+            **({"mirror_host_kerberos": True} if "kerberos" in state.get("security", {}) else {}),
         }
     supervisor_dir = Path(state["supervisord"]["config"]).parent
     return {

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass
 from importlib import resources
 from pathlib import Path
 
-from sandbox import kafka_dist, lab_security
+from sandbox import kafka_dist, lab_kerberos, lab_security
 from sandbox.broker_config import BrokerConfig
 
 CONTROLLER_PORT = 9093  # apache KRaft controller listener, on the same loopback address as the broker
@@ -142,7 +142,7 @@ class ApacheProvider(Provider):
     # brokers reach each other (replication, the ZooKeeper controller's requests, KRaft's quorum) on listeners advertised
     # by IP. Clients only ever see the PLAINTEXT listener, advertised as Ambari's kafka-env says (FQDN or IP).
     INTERNAL_PORT = 9094
-    extra_ports = (INTERNAL_PORT, CONTROLLER_PORT, *lab_security.PORTS)
+    extra_ports = (INTERNAL_PORT, CONTROLLER_PORT, *lab_security.PORTS, *lab_kerberos.PORTS)
     # The sandbox owns these: it binds only the broker node's loopback address (Ambari's stock
     # listeners=PLAINTEXT://0.0.0.0:9092 would bind every interface of this machine).
     _SANDBOX_KEYS = ("listeners", "advertised.listeners", "log.dirs", "node.id", "broker.id", "process.roles",
@@ -224,6 +224,12 @@ class ApacheProvider(Provider):
                 props["advertised.listeners"] += "," + advertised
                 props["listener.security.protocol.map"] += "," + protocols
                 props.update(keys)
+                kerberos = lab_kerberos.broker_properties(spec.security_dir, spec.ip, spec.advertised_host(config), spec.fqdn)
+                if kerberos:
+                    props["listeners"] += "," + kerberos[0]
+                    props["advertised.listeners"] += "," + kerberos[1]
+                    props["listener.security.protocol.map"] += "," + kerberos[2]
+                    props.update(kerberos[3])
         else:
             props.update({
                 "process.roles": "broker,controller",
@@ -262,7 +268,11 @@ class ApacheProvider(Provider):
         return [str(self.home(spec.release) / "bin" / "zookeeper-server-start.sh"), str(properties)], self._env(spec, self.ZOOKEEPER_HEAP)
 
     def _env(self, spec: BrokerSpec, heap: str) -> dict:
-        return {"LOG_DIR": spec.log_dir, "KAFKA_HEAP_OPTS": heap, "KAFKA_JVM_PERFORMANCE_OPTS": self.JVM_OPTIONS}
+        env = {"LOG_DIR": spec.log_dir, "KAFKA_HEAP_OPTS": heap, "KAFKA_JVM_PERFORMANCE_OPTS": self.JVM_OPTIONS}
+        krb5 = lab_kerberos.jvm_options(spec.security_dir) if spec.security_dir else ""
+        if krb5:  # up(secure=True): the lab realm's krb5.conf, never this machine's /etc/krb5.conf
+            env["KAFKA_OPTS"] = krb5
+        return env
 
 
 PROVIDERS = {"noida": NoidaProvider, "tansu": TansuProvider, "apache": ApacheProvider}

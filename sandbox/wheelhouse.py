@@ -18,7 +18,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import yaml
+
 PINS = Path("roles") / "mirror_host" / "files" / "requirements.txt"
+ROLE_VARS = Path("roles") / "mirror_host" / "vars" / "main.yml"
 _COMPLETE = ".complete"
 
 
@@ -33,7 +36,27 @@ def _cache_root() -> Path:
 def ensure(repo: Path) -> Path:
     """The directory holding a wheel of every pin and its dependencies, built now if this machine has none yet."""
     pins = repo / PINS
-    directory = _cache_root() / hashlib.sha256(pins.read_bytes()).hexdigest()[:16]
+    return _built(_cache_root() / hashlib.sha256(pins.read_bytes()).hexdigest()[:16], ["-r", str(pins)],
+                  "so the sandbox's nodes would have no package source for the mirror_host role")
+
+
+def kerberos_pin(repo: Path) -> str:
+    """The mirror_host role's python-gssapi pin for requirements.txt's Pythons (mirror_host_kerberos adds it)."""
+    sets = yaml.safe_load((repo / ROLE_VARS).read_text())["_mirror_host_requirement_sets"]
+    return next(entry["kerberos"] for entry in sets if entry["file"] == PINS.name)
+
+
+def ensure_kerberos(repo: Path) -> Path:
+    """A wheelhouse of its own for the role's python-gssapi pin, for the secure lab (its nodes' mirror_host_kerberos): built
+    from PyPI's source distribution once per machine (about 45 CPU-s: no Linux wheel exists), so a lab without Kerberos
+    neither waits for it nor needs the MIT Kerberos headers it compiles against (libkrb5-dev, scripts/machine-setup.sh test)."""
+    pin = kerberos_pin(repo)
+    return _built(_cache_root() / f"kerberos-{hashlib.sha256(pin.encode()).hexdigest()[:16]}", [pin],
+                  f"so the secure lab's MirrorMaker node would have no {pin} (it builds against libkrb5-dev)")
+
+
+def _built(directory: Path, requirements: list, consequence: str) -> Path:
+    """`directory` with the wheels of `requirements` (pip wheel's arguments), built once per machine."""
     if (directory / _COMPLETE).exists():
         return directory
     directory.mkdir(parents=True, exist_ok=True)
@@ -41,15 +64,14 @@ def ensure(repo: Path) -> Path:
     with open(f"{directory}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not (directory / _COMPLETE).exists():
-            command = [sys.executable, "-m", "pip", "wheel", "-q", "--disable-pip-version-check", "-r", str(pins), "-w", str(directory)]
+            command = [sys.executable, "-m", "pip", "wheel", "-q", "--disable-pip-version-check", *requirements, "-w", str(directory)]
             result = subprocess.run(command, capture_output=True, text=True, check=False)
             if result.returncode != 0:
-                raise WheelhouseError(f"`{' '.join(command)}` failed (exit {result.returncode}), so the sandbox's nodes would have no "
-                                      f"package source for the mirror_host role: {result.stderr.strip()[-1500:]}")
+                raise WheelhouseError(f"`{' '.join(command)}` failed (exit {result.returncode}), {consequence}: {result.stderr.strip()[-1500:]}")
             (directory / _COMPLETE).touch()
     return directory
 
 
-def pip_environment(directory: Path) -> dict:
-    """The mirror_host role's pip settings for this wheelhouse: no index, only these wheels."""
-    return {"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(directory)}
+def pip_environment(directory: Path, *more: Path) -> dict:
+    """The mirror_host role's pip settings for this wheelhouse (and `more` of them): no index, only these wheels."""
+    return {"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": " ".join(str(path) for path in (directory, *more))}

@@ -6,7 +6,9 @@
 #   machine-setup.sh demo   Java 17+ (Spark, Kafka), Maven (Kafka's jars), sshd + sudo + unshare (the sandbox's nodes are SSH hosts)
 #   machine-setup.sh test   the same, plus stunnel4 (the TLS listener of the connection tests),
 #                           chromium-headless-shell (the validation report's layout test renders the page) and
-#                           prometheus (promtool tests the alerting rules; the exporter's test runs a Prometheus of its own)
+#                           prometheus (promtool tests the alerting rules; the exporter's test runs a Prometheus of its own),
+#                           krb5-kdc, krb5-admin-server and krb5-user (the secure lab's MIT Kerberos KDC: krb5kdc, kdb5_util,
+#                           kadmin.local; kinit and klist for the GSSAPI clients), libkrb5-dev and gcc (python-gssapi's build)
 #   machine-setup.sh bench  Java, plus kcat (bench/validation.py's dump + sort + diff pipeline)
 # As root with apt-get, missing Debian packages are installed. Otherwise the script names the one command
 # to run and fails, except for what only the root-only strict sandbox needs (sshd, sudo), which a
@@ -34,6 +36,13 @@ if [ "$purpose" = test ]; then
   command -v stunnel4 >/dev/null 2>&1 || missing+=(stunnel4)
   command -v chromium-headless-shell >/dev/null 2>&1 || command -v chromium >/dev/null 2>&1 || missing+=(chromium-headless-shell)
   command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
+  # The secure lab's KDC (sandbox/lab_kerberos.py): each package's own command, as they may be found in /usr/sbin.
+  command -v krb5kdc >/dev/null 2>&1 || [ -x /usr/sbin/krb5kdc ] || missing+=(krb5-kdc)
+  command -v kadmin.local >/dev/null 2>&1 || [ -x /usr/sbin/kadmin.local ] || missing+=(krb5-admin-server)
+  command -v kinit >/dev/null 2>&1 || missing+=(krb5-user)
+  # python-gssapi for the secure lab's MirrorMaker node: PyPI has no Linux wheel, pip compiles it (sandbox/wheelhouse.py).
+  command -v krb5-config >/dev/null 2>&1 || missing+=(libkrb5-dev)
+  command -v gcc >/dev/null 2>&1 || missing+=(gcc)
 fi
 if [ "$purpose" = bench ]; then
   command -v kcat >/dev/null 2>&1 || missing+=(kcat)

@@ -106,6 +106,7 @@ SHARED_LABS = {
         "tests/integration/kafka/test_kafka_topics_role.py",
     ),
     "sandbox_apache_single": (
+        "tests/integration/real_kafka/test_kerberos_mirror.py",
         "tests/integration/real_kafka/test_large_backlog.py",
         "tests/integration/real_kafka/test_mirror_alerts.py",
         "tests/integration/real_kafka/test_mirrormaker1.py",

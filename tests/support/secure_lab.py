@@ -17,6 +17,12 @@ from tests.support.real_lab import SUPPORT, RealLab
 # Where the tests put the CA and the client files on the MirrorMaker node: owned by the login user (the collection's modules
 # run as it) and group hadoop (MirrorMaker's kafka account), 0640.
 CLIENT_FILES_ON_NODE = "/etc/kafkaops-lab-tls"
+# The same for the Kerberos realm's keytabs.
+KEYTABS_ON_NODE = "/etc/kafkaops-lab-krb5"
+# Where a run writes on the MirrorMaker node (besides the client files the tests deliver first).
+MM2_CONFIG = "etc/kafka-mirrormaker2"
+VALIDATION_REPORT = "kafkaops.mirror.mirror_validation : Keep the report as a fact"
+PREFLIGHT_GATE = "kafkaops.mirror.preflight : Fail when any finding is an error"
 
 
 def passwords(state: dict) -> dict:
@@ -77,13 +83,36 @@ def deliver_client_files(lab: RealLab, users: tuple) -> None:
     security = lab.state["security"]
     files = [{"src": security["ca"], "dest": f"{CLIENT_FILES_ON_NODE}/ca.crt", "mode": "0644"}]
     files += [{"src": security["client_pem"][user], "dest": f"{CLIENT_FILES_ON_NODE}/{user}.pem", "mode": "0640"} for user in users]
+    deliver_files(lab, CLIENT_FILES_ON_NODE, files)
+
+
+def deliver_keytabs(lab: RealLab, names: tuple) -> None:
+    """The lab realm's keytabs `names` (sandbox/lab_kerberos.py: "mm2-kerberos", "stale", ...) on the MirrorMaker node, as an
+    operator copies an ESP account's keytab there (become, 0640: the modules' login user and MirrorMaker's kafka account)."""
+    keytabs = lab.state["security"]["kerberos"]["keytabs"]
+    deliver_files(lab, KEYTABS_ON_NODE, [{"src": keytabs[name], "dest": f"{KEYTABS_ON_NODE}/{name}.keytab", "mode": "0640"} for name in names])
+
+
+def kerberos_connection(state: dict, alias: str, keytab: str, principal: str | None = None) -> dict:
+    """The connection options that reach `alias` through the KERBEROS listener (SASL_PLAINTEXT, GSSAPI) with the keytab `keytab`
+    on the MirrorMaker node (deliver_keytabs), as its principal (or `principal`). By the broker's FQDN, as an ESP client must:
+    the service principal is kafka/<the host name the client was given>."""
+    kerberos = state["security"]["kerberos"]
+    broker = state["clusters"][alias]["brokers"][0]
+    return {"bootstrap_servers": f"{broker['node']}:{kerberos['listener']['port']}", "security_protocol": kerberos["listener"]["protocol"],
+            "sasl_mechanism": "GSSAPI", "sasl_kerberos_service_name": kerberos["service_name"],
+            "sasl_kerberos_principal": principal or kerberos["principals"][keytab], "sasl_kerberos_keytab": f"{KEYTABS_ON_NODE}/{keytab}.keytab"}
+
+
+def deliver_files(lab: RealLab, folder_path: str, files: list) -> None:
+    """`files` ({"src", "dest", "mode"}) into `folder_path` on the MirrorMaker node, owned by the login user, group hadoop."""
     owners = {"owner": "sshuser", "group": "hadoop"}
-    folder = {"path": CLIENT_FILES_ON_NODE, "state": "directory", "mode": "0750", **owners}
+    folder = {"path": folder_path, "state": "directory", "mode": "0750", **owners}
     copy = {"src": "{{ item.src }}", "dest": "{{ item.dest }}", "mode": "{{ item.mode }}", **owners}
     play = [{"name": "client files", "hosts": "mirrormaker", "gather_facts": False, "become": True, "tasks": [
         {"name": "folder", "ansible.builtin.file": folder},
         {"name": "files", "ansible.builtin.copy": copy, "loop": files, "no_log": True}]}]
-    playbook = Path(lab.state["dir"]) / "deliver-client-files.yml"
+    playbook = Path(lab.state["dir"]) / f"deliver-{Path(folder_path).name}.yml"
     playbook.write_text(yaml.safe_dump(play, sort_keys=False))
     result = lab.play(playbook)
     assert not result.failed, result.stdout[-3000:]
@@ -99,3 +128,15 @@ def admin_client(lab: RealLab, alias: str, *args) -> dict:
                           capture_output=True, text=True, timeout=240, check=False, env={"READ_BACK_CLIENT": json.dumps(options), "PATH": "/usr/bin:/bin"})
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def mirrormaker_files(lab: RealLab) -> dict:
+    """MirrorMaker's configuration on its node as this machine sees it (path -> size, mtime), its logs aside: what a run that
+    configures MirrorMaker changes. The lab's other files may have run MirrorMaker before this one."""
+    root = lab.mirrormaker_node_root() / MM2_CONFIG
+    return {str(path): (path.stat().st_size, path.stat().st_mtime_ns) for path in root.rglob("*")
+            if path.is_file() and "logs" not in path.relative_to(root).parts} if root.is_dir() else {}
+
+
+def failed_message(play) -> str:
+    return "\n".join(str(task["result"].get("msg", "")) for task in play.tasks if task["status"] == "failed") or play.stdout[-3000:]

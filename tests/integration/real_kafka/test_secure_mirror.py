@@ -31,6 +31,7 @@ from tests.support import secure_lab
 from tests.support.ansible_play import run_module
 from tests.support.checkout import REPO
 from tests.support.real_lab import RealLab, mirror_plan
+from tests.support.secure_lab import PREFLIGHT_GATE, VALIDATION_REPORT, failed_message, mirrormaker_files
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark,
               pytest.mark.skipif(os.geteuid() != 0, reason="the lab's nodes are SSH hosts (root)")]
@@ -43,11 +44,7 @@ MIRRORMAKER = "User:mirrormaker"
 PLAN = mirror_plan(PREFIX, health_timeout=150)
 FLOW_ACLS = {"principal": MIRRORMAKER, "source_alias": "primary", "target_alias": "secondary", "topics": [f"{PREFIX}-.*"],
              "groups": [f"{PREFIX}-.*"]}
-VALIDATION_REPORT = "kafkaops.mirror.mirror_validation : Keep the report as a fact"
 APPLY_TASK = "kafkaops.mirror.failover : Translate the groups' offsets and commit them on the target"
-PREFLIGHT_GATE = "kafkaops.mirror.preflight : Fail when any finding is an error"
-# Where a run writes on the MirrorMaker node (besides the client files the tests deliver first).
-MM2_CONFIG = "etc/kafka-mirrormaker2"
 # The MirrorMaker host's virtualenv (mirror_host role, prepared by the mirror_host_ready fixture): kafka-python for the modules.
 HOST_PYTHON = yaml.safe_load((REPO / "roles" / "mirror_host" / "defaults" / "main.yml").read_text())["mirror_host_venv"] + "/bin/python"
 
@@ -80,18 +77,6 @@ def flow_inventory(lab: RealLab, tmp_path: Path, source: tuple, target: tuple, n
     """The lab's inventory with the primary reached as (listener, user[, password]) `source` and the secondary as `target`."""
     return secure_lab.secure_inventory(lab.state, tmp_path / name, {
         "primary": secure_lab.connection(lab.state, "primary", *source), "secondary": secure_lab.connection(lab.state, "secondary", *target)})
-
-
-def mirrormaker_files(lab: RealLab) -> dict:
-    """MirrorMaker's configuration on its node as this machine sees it (path -> size, mtime), its logs aside: what a run that
-    configures MirrorMaker changes. The lab's other files may have run MirrorMaker before this one."""
-    root = lab.mirrormaker_node_root() / MM2_CONFIG
-    return {str(path): (path.stat().st_size, path.stat().st_mtime_ns) for path in root.rglob("*")
-            if path.is_file() and "logs" not in path.relative_to(root).parts} if root.is_dir() else {}
-
-
-def failed_message(play) -> str:
-    return "\n".join(str(task["result"].get("msg", "")) for task in play.tasks if task["status"] == "failed") or play.stdout[-3000:]
 
 
 def test_acls_module_plans_creates_and_refuses_bad_input(lab):

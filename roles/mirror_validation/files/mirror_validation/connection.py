@@ -3,8 +3,15 @@
 """How to reach one side of the mirror, translated for confluent-kafka and for kafka-python."""
 from __future__ import annotations
 
+import atexit
+import os
+import shutil
+import subprocess
+import tempfile
 from dataclasses import dataclass, field
 from typing import Optional
+
+from .errors import ValidationUnavailable
 
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "GSSAPI", "OAUTHBEARER")
@@ -38,8 +45,8 @@ class Connection:
     sasl_plain_username: Optional[str] = field(default=None, metadata={"flag": "sasl-username"})
     sasl_plain_password: Optional[str] = field(default=None, metadata=SECRET)
     sasl_kerberos_service_name: str = "kafka"
-    # With a keytab, librdkafka runs kinit itself (sasl.kerberos.kinit.cmd) into the default credential cache,
-    # which kafka-python's GSSAPI reads too; without one, both use a ticket obtained with kinit beforehand.
+    # With a keytab, librdkafka runs kinit itself (sasl.kerberos.kinit.cmd); kafka-python's GSSAPI takes no keytab and reads
+    # the credential cache that kerberos_login() fills. Without one, both use a ticket obtained with kinit beforehand.
     sasl_kerberos_principal: Optional[str] = None
     sasl_kerberos_keytab: Optional[str] = None
     ssl_cafile: Optional[str] = None
@@ -89,3 +96,35 @@ class Connection:
             if consumer:
                 config["fetch_max_bytes"] = min(FETCH_MAX_BYTES, self.receive_max_bytes)
         return config
+
+
+# Per process: (principal, keytab) -> the credential cache kerberos_login() made for it.
+_KERBEROS_CACHES = {}
+CCACHE_VARIABLE = "KRB5CCNAME"
+
+
+def kerberos_login(connection):
+    """For kafka-python over GSSAPI with a keytab: `kinit -k -t keytab principal` into a credential cache of this process's
+    own (once per process: the Spark driver and each Python worker), and KRB5CCNAME pointing at it. python-gssapi takes no
+    keytab; it reads the cache KRB5CCNAME names, a process-wide setting, so one process logs in as one principal."""
+    if connection.sasl_mechanism != "GSSAPI" or not connection.sasl_kerberos_keytab:
+        return
+    identity = (connection.sasl_kerberos_principal, connection.sasl_kerberos_keytab)
+    if identity not in _KERBEROS_CACHES:
+        if _KERBEROS_CACHES:
+            raise ValidationUnavailable(
+                "Kerberos principal %s and %s in one validation job: kafka-python reads one credential cache per process, so both "
+                "sides must log in as the same principal with the same keytab" % (next(iter(_KERBEROS_CACHES))[0], identity[0]))
+        kinit = shutil.which("kinit")
+        if kinit is None:
+            raise ValidationUnavailable("sasl_kerberos_keytab needs MIT Kerberos' kinit on this host (krb5-user, krb5-workstation)")
+        directory = tempfile.mkdtemp(prefix="kafkaops-validation-krb5-")
+        atexit.register(shutil.rmtree, directory, True)
+        ccache = "FILE:" + os.path.join(directory, "ccache")
+        result = subprocess.run([kinit, "-k", "-t", identity[1], identity[0] or ""], env=dict(os.environ, **{CCACHE_VARIABLE: ccache}),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, timeout=60, check=False)
+        if result.returncode != 0:
+            raise ValidationUnavailable("kinit -k -t %s %s failed (%d): %s" % (identity[1], identity[0], result.returncode,
+                                                                              (result.stderr or result.stdout).strip()))
+        _KERBEROS_CACHES[identity] = ccache
+    os.environ[CCACHE_VARIABLE] = _KERBEROS_CACHES[identity]

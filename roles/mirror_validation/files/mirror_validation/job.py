@@ -440,7 +440,7 @@ def run(context, options, prepared=None):
         "duration_s": round(duration, 3),
         "records_read": records,
         "records_per_s": int(records / duration) if duration > 0 else 0,
-        "client": resolve_client(options.client),
+        "client": resolve_client(options.client, (options.source, options.target)),
         "spark_master": context.master,
         "source_bootstrap": options.source.bootstrap_servers,
         "target_bootstrap": options.target.bootstrap_servers,

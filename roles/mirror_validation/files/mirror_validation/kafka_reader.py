@@ -13,6 +13,7 @@ import time
 from collections import namedtuple
 from operator import attrgetter, itemgetter
 
+from .connection import kerberos_login
 from .errors import ValidationUnavailable
 
 RawRecord = namedtuple("RawRecord", "offset key value headers timestamp")
@@ -36,15 +37,37 @@ def confluent_available():
     return True
 
 
-def resolve_client(client):
+_CONFLUENT_MECHANISMS = {}
+
+
+def confluent_supports(mechanism):
+    """Whether this confluent-kafka's librdkafka has the SASL `mechanism`: PyPI's wheels are built without GSSAPI (no Cyrus
+    SASL: "No provider for SASL mechanism GSSAPI"), which only creating a client tells (no broker is reached)."""
+    if mechanism not in _CONFLUENT_MECHANISMS:
+        from confluent_kafka import KafkaException, Producer  # pylint: disable=import-outside-toplevel
+
+        try:
+            # Without bootstrap servers and with sasl.kerberos.min.time.before.relogin 0 it connects to nothing and runs no kinit.
+            Producer({"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": mechanism, "sasl.kerberos.min.time.before.relogin": 0})
+            _CONFLUENT_MECHANISMS[mechanism] = True
+        except KafkaException as error:
+            _CONFLUENT_MECHANISMS[mechanism] = "No provider for SASL mechanism" not in str(error)
+    return _CONFLUENT_MECHANISMS[mechanism]
+
+
+def resolve_client(client, connections=()):
+    """The client that reads `connections`: 'auto' takes confluent-kafka when it is importable and its librdkafka has every
+    connection's SASL mechanism, else kafka-python."""
     if client == "auto":
-        return "confluent-kafka" if confluent_available() else "kafka-python"
+        mechanisms = {getattr(connection, "sasl_mechanism", None) for connection in connections} - {None}
+        usable = confluent_available() and all(confluent_supports(mechanism) for mechanism in mechanisms)
+        return "confluent-kafka" if usable else "kafka-python"
     return client
 
 
 def open_reader(connection, client="auto", timeout_s=30.0):
     """A reader for `connection` with the requested client ('auto' prefers confluent-kafka)."""
-    if resolve_client(client) == "confluent-kafka":
+    if resolve_client(client, [connection]) == "confluent-kafka":
         return ConfluentReader(connection, timeout_s)
     return KafkaPythonReader(connection, timeout_s)
 
@@ -273,6 +296,7 @@ class KafkaPythonReader(_Reader):
         from kafka import KafkaConsumer  # pylint: disable=import-outside-toplevel
         from kafka.errors import KafkaError  # pylint: disable=import-outside-toplevel
 
+        kerberos_login(connection)
         try:
             self._consumer = KafkaConsumer(
                 group_id=None,
