@@ -82,8 +82,8 @@ def test_secure_brokers_without_a_realm_get_no_kerberos_keys(tmp_path):
 def test_the_realm_is_made_once_with_private_keytabs_and_a_stale_one(tmp_path):
     realm = lab_kerberos.ensure_realm(tmp_path, "127.9.1.30", [FQDN], ["x.internal.cloudapp.net"])
     directory = Path(realm["dir"])
-    assert realm["kdc"] == "127.9.1.30:10088" and realm["listener"] == {"name": "KERBEROS", "protocol": "SASL_PLAINTEXT", "port": 9098,
-                                                                         "mechanism": "GSSAPI"}
+    listener = {"name": "KERBEROS", "protocol": "SASL_PLAINTEXT", "port": 9098, "mechanism": "GSSAPI"}
+    assert realm["kdc"] == "127.9.1.30:10088" and realm["listener"] == listener
     assert realm["principals"][FQDN] == f"kafka/{FQDN}@KAFKAOPS.LAB" and realm["principals"]["mm2-kerberos"] == "mm2-kerberos@KAFKAOPS.LAB"
     assert directory.stat().st_mode & 0o777 == 0o700
     for keytab in realm["keytabs"].values():

@@ -124,7 +124,7 @@ def kerberos_login(connection):
         result = subprocess.run([kinit, "-k", "-t", identity[1], identity[0] or ""], env=dict(os.environ, **{CCACHE_VARIABLE: ccache}),
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, timeout=60, check=False)
         if result.returncode != 0:
-            raise ValidationUnavailable("kinit -k -t %s %s failed (%d): %s" % (identity[1], identity[0], result.returncode,
-                                                                              (result.stderr or result.stdout).strip()))
+            said = (result.stderr or result.stdout).strip()
+            raise ValidationUnavailable("kinit -k -t %s %s failed (%d): %s" % (identity[1], identity[0], result.returncode, said))
         _KERBEROS_CACHES[identity] = ccache
     os.environ[CCACHE_VARIABLE] = _KERBEROS_CACHES[identity]
