@@ -199,6 +199,15 @@ class RealLab:
         return run_playbook(playbook, inventory=self.inventory, extra_vars={**self.plan, **extra}, check=check, tags=tags,
                             skip_tags=skip_tags, diff=True, timeout=1200)
 
+    def remove_mirrormaker(self) -> None:
+        """mirror.yml --tags mirrormaker2 with mirrormaker2_state absent, on the lab's own inventory: MirrorMaker stopped and what
+        the role wrote removed, a failover's cut-over record with it. The files that share a lab and its default MirrorMaker
+        service (SHARED_LABS in tests/integration/conftest.py) end with it, so that none of them finds another's MirrorMaker or
+        cut-over: in ci41, test_secure_mirror's failover left its cut-over and the next file's mirror.yml kept MirrorMaker stopped."""
+        gone = run_playbook(REPO / "playbooks" / "mirror.yml", inventory=Path(self.state["dir"]) / "inventory.yml", tags="mirrormaker2",
+                            extra_vars={**self.plan, "mirrormaker2_state": "absent"}, timeout=600)
+        assert not gone.failed, gone.stdout[-3000:]
+
     def supervisorctl(self, *args) -> str:
         return subprocess.run([*self.state["supervisorctl"], *args], capture_output=True, text=True, timeout=120, check=False).stdout
 
