@@ -153,8 +153,8 @@ def _build_or_refusal(factory, config, refusals):
     def build():
         try:
             client = factory(**config)
-        except Exception as exc:  # pylint: disable=broad-exception-caught
-            # Handed to the caller's thread below, which raises it as it is.
+        except BaseException as exc:  # pylint: disable=broad-exception-caught
+            # Handed to the caller's thread below, which raises it as it is (so a build never ends without an outcome).
             with lock:
                 outcome["error"] = exc
         else:
