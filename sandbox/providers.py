@@ -218,18 +218,15 @@ class ApacheProvider(Provider):
         if spec.zookeeper:
             props["zookeeper.connect"] = spec.zookeeper
             if spec.security_dir:
-                listeners, advertised, protocols, keys = lab_security.broker_properties(
-                    spec.security_dir, spec.ip, spec.advertised_host(config), spec.fqdn, spec.release)
-                props["listeners"] += "," + listeners
-                props["advertised.listeners"] += "," + advertised
-                props["listener.security.protocol.map"] += "," + protocols
-                props.update(keys)
-                kerberos = lab_kerberos.broker_properties(spec.security_dir, spec.ip, spec.advertised_host(config), spec.fqdn)
-                if kerberos:
-                    props["listeners"] += "," + kerberos[0]
-                    props["advertised.listeners"] += "," + kerberos[1]
-                    props["listener.security.protocol.map"] += "," + kerberos[2]
-                    props.update(kerberos[3])
+                # up(secure=True): lab_security's listeners, then the Kerberos realm's (None where the lab has no realm).
+                for secure in (lab_security.broker_properties(spec.security_dir, spec.ip, spec.advertised_host(config), spec.fqdn, spec.release),
+                               lab_kerberos.broker_properties(spec.security_dir, spec.ip, spec.advertised_host(config), spec.fqdn)):
+                    if secure:
+                        listeners, advertised, protocols, keys = secure
+                        props["listeners"] += "," + listeners
+                        props["advertised.listeners"] += "," + advertised
+                        props["listener.security.protocol.map"] += "," + protocols
+                        props.update(keys)
         else:
             props.update({
                 "process.roles": "broker,controller",
