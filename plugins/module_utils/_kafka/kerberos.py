@@ -8,7 +8,8 @@ cache. So a module given sasl_kerberos_principal and sasl_kerberos_keytab runs M
 <principal>` into a credential cache of its own (a private directory, removed afterwards) and points KRB5CCNAME
 at it for the life of the module process. Without a keytab the clients use whatever ticket the user obtained
 with kinit beforehand. The Spark validation job passes the same pair to librdkafka (sasl.kerberos.principal /
-sasl.kerberos.keytab), which runs kinit itself.
+sasl.kerberos.keytab), which runs kinit itself; where its librdkafka has no GSSAPI (PyPI's wheels) it reads with kafka-python
+and logs in with kinit the same way (roles/mirror_validation/files/mirror_validation/connection.py kerberos_login).
 """
 from __future__ import annotations
 
