@@ -12,6 +12,7 @@ from pathlib import Path
 import yaml
 
 from sandbox import lab_security
+from tests.support.checkout import REPO
 from tests.support.real_lab import SUPPORT, RealLab
 
 # Where the tests put the CA and the client files on the MirrorMaker node: owned by the login user (the collection's modules
@@ -19,8 +20,16 @@ from tests.support.real_lab import SUPPORT, RealLab
 CLIENT_FILES_ON_NODE = "/etc/kafkaops-lab-tls"
 # The same for the Kerberos realm's keytabs.
 KEYTABS_ON_NODE = "/etc/kafkaops-lab-krb5"
-# Where a run writes on the MirrorMaker node (besides the client files the tests deliver first).
-MM2_CONFIG = "etc/kafka-mirrormaker2"
+
+
+def _role_default(role: str, name: str):
+    return yaml.safe_load((REPO / "roles" / role / "defaults" / "main.yml").read_text())[name]
+
+
+# Where a run writes on the MirrorMaker node (besides the client files the tests deliver first), under the node's root.
+MM2_CONFIG = _role_default("mirrormaker2", "mirrormaker2_config_dir").lstrip("/")
+# The MirrorMaker host's virtualenv (mirror_host role, prepared by the mirror_host_ready fixture): kafka-python for the modules.
+HOST_PYTHON = _role_default("mirror_host", "mirror_host_venv") + "/bin/python"
 VALIDATION_REPORT = "kafkaops.mirror.mirror_validation : Keep the report as a fact"
 PREFLIGHT_GATE = "kafkaops.mirror.preflight : Fail when any finding is an error"
 

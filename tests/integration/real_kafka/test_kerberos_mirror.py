@@ -21,13 +21,12 @@ import time
 from pathlib import Path
 
 import pytest
-import yaml
 
 from tests.support import secure_lab
 from tests.support.ansible_play import run_module
 from tests.support.checkout import REPO
 from tests.support.real_lab import RealLab, mirror_plan
-from tests.support.secure_lab import PREFLIGHT_GATE, VALIDATION_REPORT, failed_message, kerberos_connection, mirrormaker_files
+from tests.support.secure_lab import HOST_PYTHON, PREFLIGHT_GATE, VALIDATION_REPORT, failed_message, kerberos_connection, mirrormaker_files
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark,
               pytest.mark.skipif(os.geteuid() != 0, reason="the lab's nodes are SSH hosts (root)")]
@@ -39,7 +38,6 @@ MIRRORMAKER = "User:mm2-kerberos"  # mm2-kerberos@KAFKAOPS.LAB by the brokers' D
 PLAN = mirror_plan(PREFIX, health_timeout=150)
 FLOW_ACLS = {"principal": MIRRORMAKER, "source_alias": "primary", "target_alias": "secondary", "topics": [f"{PREFIX}-.*"],
              "groups": [f"{PREFIX}-.*"]}
-HOST_PYTHON = yaml.safe_load((REPO / "roles" / "mirror_host" / "defaults" / "main.yml").read_text())["mirror_host_venv"] + "/bin/python"
 
 
 @pytest.fixture(scope="module")

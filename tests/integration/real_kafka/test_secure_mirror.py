@@ -25,13 +25,12 @@ import time
 from pathlib import Path
 
 import pytest
-import yaml
 
 from tests.support import secure_lab
 from tests.support.ansible_play import run_module
 from tests.support.checkout import REPO
 from tests.support.real_lab import RealLab, mirror_plan
-from tests.support.secure_lab import PREFLIGHT_GATE, VALIDATION_REPORT, failed_message, mirrormaker_files
+from tests.support.secure_lab import HOST_PYTHON, PREFLIGHT_GATE, VALIDATION_REPORT, failed_message, mirrormaker_files
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark,
               pytest.mark.skipif(os.geteuid() != 0, reason="the lab's nodes are SSH hosts (root)")]
@@ -45,8 +44,6 @@ PLAN = mirror_plan(PREFIX, health_timeout=150)
 FLOW_ACLS = {"principal": MIRRORMAKER, "source_alias": "primary", "target_alias": "secondary", "topics": [f"{PREFIX}-.*"],
              "groups": [f"{PREFIX}-.*"]}
 APPLY_TASK = "kafkaops.mirror.failover : Translate the groups' offsets and commit them on the target"
-# The MirrorMaker host's virtualenv (mirror_host role, prepared by the mirror_host_ready fixture): kafka-python for the modules.
-HOST_PYTHON = yaml.safe_load((REPO / "roles" / "mirror_host" / "defaults" / "main.yml").read_text())["mirror_host_venv"] + "/bin/python"
 
 
 @pytest.fixture(scope="module")
